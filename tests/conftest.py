@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from tests import services
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The PostgreSQL pass (DATABASE_URL=postgres://...) needs the server before
+    # pytest-django tries to create the test database.
+    if connection.vendor == "postgresql" and not services.reachable("127.0.0.1", 5432):
+        import os
+
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.exit("PostgreSQL is not reachable on 127.0.0.1:5432 (CI=true)", returncode=1)
+        pytest.exit("PostgreSQL is not reachable on 127.0.0.1:5432: pass skipped", returncode=0)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
+    """The test database, migrated and seeded once per session."""
+    from sampleproject.catalog.seeding import seed
+
+    with django_db_blocker.unblock():
+        seed()
+    yield
+
+
+@pytest.fixture
+def redis_url() -> str:
+    services.require_redis()
+    return services.REDIS_URL
