@@ -18,9 +18,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 bench: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput -v0
-	$(BIN)/python manage.py seed
-	$(BIN)/python manage.py check
+	$(BIN)/python manage.py runbench --verify-only --proxy none,caddy $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -11,6 +11,11 @@ Why a context variable and not ``CaptureQueriesContext``: under ASGI the ORM run
 the event-loop thread's connection would see nothing. asgiref copies the context into
 that thread, so the counter (a mutable cell) is shared. Without the header, the
 wrapper costs one ``ContextVar.get`` per query.
+
+Transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE) is not counted: on
+SQLite, ``atomic()`` outside a transaction runs ``BEGIN IMMEDIATE`` as a statement,
+while psycopg starts transactions without one, so counting them would make the same
+endpoint differ by backend (and by whether a test wraps it in a transaction).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any
 
 REQUEST_HEADER = "HTTP_X_DJBENCH_COUNT_QUERIES"
 RESPONSE_HEADER = "X-Djbench-Queries"
+
+_TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END")
 
 _counter: ContextVar[list[int] | None] = ContextVar("djbench_query_counter", default=None)
 
@@ -40,7 +47,7 @@ def _counting_wrapper(
     execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
 ) -> Any:
     cell = _counter.get()
-    if cell is not None:
+    if cell is not None and not sql.lstrip()[:9].upper().startswith(_TRANSACTION_CONTROL):
         cell[0] += 1
     return execute(sql, params, many, context)
 

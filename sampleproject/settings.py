@@ -213,3 +213,12 @@ if PRODUCTION:
     # W005 (HSTS includeSubDomains) and W021 (HSTS preload) commit every subdomain of
     # the real domain to HTTPS for good: a decision for the site's owner, not a default.
     SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+
+# djbench: how to benchmark this project (see djbench/project.py for every key).
+DJBENCH = {
+    "PROJECT_DIR": BASE_DIR,
+    "DEPLOY_DIR": BASE_DIR / "deploy",
+    "SCENARIOS": BASE_DIR / "loadtests" / "default.toml",
+    # Run before any server starts: schema, then the deterministic data set.
+    "SETUP_COMMANDS": [["migrate", "--noinput", "-v", "0"], ["seed", "-v", "0"]],
+}

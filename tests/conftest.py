@@ -34,3 +34,17 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[No
 def redis_url() -> str:
     services.require_redis()
     return services.REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def live_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated, seeded database for real server processes; DATABASE_URL points at it."""
+    from tests import live
+
+    if connection.vendor == "postgresql":
+        services.require_postgres()
+    url = live.live_database_url(tmp_path_factory.mktemp("live"))
+    live.prepare(url)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DATABASE_URL", url)
+        yield url

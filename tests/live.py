@@ -1,0 +1,44 @@
+"""Helpers for tests that start real servers: a seeded database they can all use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+LIVE_POSTGRES_URL = os.environ.get(
+    "TEST_LIVE_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test"
+)
+
+
+def live_database_url(tmp: Path) -> str:
+    """Where live servers keep their data in this pass: PostgreSQL's `test` database in
+    the PostgreSQL pass, a fresh SQLite file otherwise (never pytest-django's test DB,
+    which only this process can see)."""
+    if connection.vendor == "postgresql":
+        return LIVE_POSTGRES_URL
+    return f"sqlite:///{tmp / 'live.sqlite3'}"
+
+
+def prepare(database_url: str) -> None:
+    env = {**os.environ, "DATABASE_URL": database_url}
+    for argv in (["migrate", "--noinput", "-v", "0"], ["seed", "-v", "0"]):
+        subprocess.run([sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True,
+                       timeout=300)  # fmt: skip
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """Every live process whose process group is pgid (zombies excluded)."""
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return found

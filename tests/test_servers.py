@@ -1,0 +1,176 @@
+"""Every registered server really started from its deploy/ config, verified, stopped.
+
+Runs in both passes of `make test` (SQLite, then PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from djbench import scenarios
+from djbench.argfile import read_args
+from djbench.live import Deployment, deploy
+from djbench.process import ServerError
+from djbench.project import current
+from djbench.servers import SERVERS
+from djbench.verify import SIGNATURES, verify
+from tests.live import ROOT, group_members
+
+pytestmark = pytest.mark.servers
+
+SCENARIOS = scenarios.load(ROOT / "loadtests" / "default.toml")
+ASYNC_ORM = {"deep-health-async", "movies-async", "touch-async", "queries-async",
+             "fortunes-async", "review-async"}  # fmt: skip
+WEBSOCKET = {"ws-echo", "ws-broadcast"}
+
+
+def expected_status(server: str, scenario: str) -> str:
+    """The documented outcome of each pair: everything ok except known incompatibilities."""
+    spec = SERVERS[server]
+    if scenario in WEBSOCKET and spec.interface == "wsgi":
+        return "incompatible"
+    if server == "gunicorn-gevent" and scenario in ASYNC_ORM:
+        return "incompatible"
+    return "ok"
+
+
+def assert_tree_gone(pgids: list[int], pids: list[int]) -> None:
+    for pgid in pgids:
+        assert group_members(pgid) == [], f"process group {pgid} still has members"
+    for pid in pids:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def assert_started_from_deploy_file(server: str, argv: object) -> None:
+    assert isinstance(argv, list)
+    deploy_file = ROOT / "deploy" / SERVERS[server].deploy_file
+    if deploy_file.suffix == ".args":  # its flags come first, our overrides after them
+        flags = read_args(deploy_file)
+        start = argv.index(flags[0])
+        assert argv[start : start + len(flags)] == flags
+    else:
+        assert str(deploy_file) in argv
+
+
+@pytest.mark.parametrize("server", list(SERVERS))
+def test_server_starts_verifies_and_stops_whole(
+    server: str, live_database: str, tmp_path: Path
+) -> None:
+    deployment = Deployment(server=SERVERS[server])
+    with deploy(current(), deployment, tmp_path, SCENARIOS.health_path) as live:
+        assert_started_from_deploy_file(server, live.commands["server"]["argv"])
+        assert live.host == "127.0.0.1"
+        verdicts = verify(live.target(), list(SCENARIOS.scenarios))
+        pids = [p.pid for p in live.server.processes()]
+        leader = live.server.pid
+    for name, verdict in verdicts.items():
+        assert verdict.status == expected_status(server, name), (name, verdict)
+        if verdict.status == "incompatible":
+            assert verdict.reason
+    assert_tree_gone([leader], pids)
+    assert live.server.survivors() == []
+
+
+@pytest.mark.parametrize("server", ["uwsgi", "uvicorn"])
+def test_behind_caddy_including_websocket(server: str, live_database: str, tmp_path: Path) -> None:
+    deployment = Deployment(server=SERVERS[server], proxy="caddy")
+    wanted = ["health-sync", "movies-async", "review-sync", "ws-echo"]
+    with deploy(current(), deployment, tmp_path, SCENARIOS.health_path) as live:
+        assert live.proxy is not None
+        caddy = live.proxy.processes()
+        assert caddy and all(p.pid not in {s.pid for s in live.server.processes()} for p in caddy)
+        listening = {c.laddr.ip for p in caddy for c in p.net_connections("tcp")
+                     if c.status == psutil.CONN_LISTEN}  # fmt: skip
+        assert listening == {"127.0.0.1"}  # bound to loopback only
+        assert live.port != int(str(live.commands["proxy"]["env"]["DJANGO_UPSTREAM"]).split(":")[1])  # type: ignore[index]
+        verdicts = verify(live.target(), SCENARIOS.select(wanted))
+        groups = [live.server.pid, live.proxy.pid]
+    expected = {n: expected_status(server, n) for n in wanted}
+    assert {n: v.status for n, v in verdicts.items()} == expected
+    assert_tree_gone(groups, [])
+
+
+def test_server_killed_during_verification_is_reported(live_database: str, tmp_path: Path) -> None:
+    # gunicorn's master killed with SIGKILL leaves its worker orphaned (still serving):
+    # the gate must say the server died, and stop() must still reap the orphan.
+    deployment = Deployment(server=SERVERS["gunicorn-sync"])
+    with deploy(current(), deployment, tmp_path, SCENARIOS.health_path) as live:
+        workers = [p for p in live.server.processes() if p.pid != live.server.pid]
+        assert workers
+        os.kill(live.server.pid, signal.SIGKILL)
+        live.server.popen.wait(timeout=10)  # type: ignore[union-attr]
+        verdicts = verify(live.target(), SCENARIOS.select(["movies-sync", "fortunes-sync"]))
+    assert all(v.status == "failed" for v in verdicts.values())
+    assert all("died" in v.reason for v in verdicts.values()), verdicts
+    assert all(not w.is_running() or w.status() == psutil.STATUS_ZOMBIE for w in workers)
+
+
+def test_server_that_cannot_start_is_reported_with_its_log(tmp_path: Path) -> None:
+    project = current()
+    broken = type(project)(**{**project.__dict__, "wsgi_app": "no_such_module:application"})
+    deployment = Deployment(server=SERVERS["gunicorn-sync"])
+    with (
+        pytest.raises(ServerError, match="exited with code") as caught,
+        deploy(broken, deployment, tmp_path, SCENARIOS.health_path),
+    ):
+        pass
+    assert "no_such_module" in str(caught.value)
+
+
+def test_gate_catches_wrong_answers(live_database: str, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text(
+        """version = 1
+health_path = "/api/sync/health"
+[[scenario]]
+name = "wrong-status"
+path = "/api/sync/movies?page=0"
+expect = { status = 200 }
+[[scenario]]
+name = "wrong-queries"
+path = "/api/sync/movies"
+expect = { status = 200, queries = 1 }
+[[scenario]]
+name = "page-1"
+endpoint = "pages"
+path = "/api/sync/movies?page=1"
+[[scenario]]
+name = "page-2"
+endpoint = "pages"
+path = "/api/async/movies?page=2"
+[[scenario]]
+name = "escaping"
+path = "/api/sync/fortunes"
+expect = { not_contains = ["&lt;script&gt;"] }
+"""
+    )
+    file = scenarios.load(broken)
+    with deploy(
+        current(), Deployment(server=SERVERS["uvicorn"]), tmp_path, file.health_path
+    ) as live:
+        verdicts = verify(live.target(), list(file.scenarios))
+    assert verdicts["wrong-status"].status == "failed"
+    assert verdicts["wrong-status"].reason == "status 422, expected 200"
+    assert verdicts["wrong-queries"].reason == "2 SQL queries, expected 1"
+    assert verdicts["page-1"].status == "ok"
+    assert verdicts["page-2"].status == "failed"
+    assert verdicts["page-2"].reason == "answers differently from page-1: JSON bodies differ"
+    assert "body contains '&lt;script&gt;'" in verdicts["escaping"].reason
+
+
+def test_signatures_are_documented() -> None:
+    assert all(needle and len(reason) > 40 for needle, reason in SIGNATURES)
+
+
+def test_startup_is_timed(live_database: str, tmp_path: Path) -> None:
+    with deploy(
+        current(), Deployment(server=SERVERS["uvicorn"]), tmp_path, "/api/sync/health"
+    ) as live:
+        assert 0 < live.startup_seconds < 60
+        assert time.monotonic() - live.server.started_at >= live.startup_seconds
