@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 bench: $(STAMP)
-	$(BIN)/python manage.py runbench --verify-only --proxy none,caddy $(ARGS)
+	$(BIN)/python manage.py runbench $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

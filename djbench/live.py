@@ -66,15 +66,24 @@ class LiveServer:
 
         spec = self.deployment.server
         return Target(
-            host=self.host, port=self.port, interface=spec.interface,
-            websocket=spec.websocket, log_since=log_since, log_size=log_size, alive=alive,
-        )  # fmt: skip
+            host=self.host,
+            port=self.port,
+            interface=spec.interface,
+            websocket=spec.websocket,
+            log_since=log_since,
+            log_size=log_size,
+            alive=alive,
+        )
 
 
 def _record(argv: list[str], env: dict[str, str], cwd: Path) -> dict[str, object]:
     """The exact command: argv as one shell line, the variables we set, the folder."""
-    return {"argv": argv, "shell": shlex.join(argv), "env": dict(sorted(env.items())),
-            "cwd": str(cwd)}  # fmt: skip
+    return {
+        "argv": argv,
+        "shell": shlex.join(argv),
+        "env": dict(sorted(env.items())),
+        "cwd": str(cwd),
+    }
 
 
 @contextlib.contextmanager
@@ -102,16 +111,24 @@ def deploy(
     client_port = deployment.port or free_port(HOST)
     server_port = client_port if direct else free_port(HOST)
     config = LaunchConfig(
-        host=HOST, port=server_port, workers=deployment.workers, threads=deployment.threads,
-        wsgi_app=project.wsgi_app, asgi_app=project.asgi_app, deploy_dir=project.deploy_dir,
-    )  # fmt: skip
+        host=HOST,
+        port=server_port,
+        workers=deployment.workers,
+        threads=deployment.threads,
+        wsgi_app=project.wsgi_app,
+        asgi_app=project.asgi_app,
+        deploy_dir=project.deploy_dir,
+    )
     launch = spec.launch(config)
     slug = deployment.label.replace("+", "-")
     argv = pinned(launch.argv, deployment.cpus)
     server = ProcessTree(
-        name=spec.name, argv=argv, env=project.server_env(launch.env),
-        cwd=project.directory, log_path=run_dir / "logs" / f"{slug}.server.log",
-    )  # fmt: skip
+        name=spec.name,
+        argv=argv,
+        env=project.server_env(launch.env),
+        cwd=project.directory,
+        log_path=run_dir / "logs" / f"{slug}.server.log",
+    )
     commands = {"server": _record(argv, launch.env, project.directory)}
     proxy: ProcessTree | None = None
     try:
@@ -124,16 +141,25 @@ def deploy(
             )
             proxy_argv = pinned(caddy.argv, deployment.cpus)
             proxy = ProcessTree(
-                name="caddy", argv=proxy_argv, env=project.server_env(caddy.env),
-                cwd=project.directory, log_path=run_dir / "logs" / f"{slug}.caddy.log",
-            )  # fmt: skip
+                name="caddy",
+                argv=proxy_argv,
+                env=project.server_env(caddy.env),
+                cwd=project.directory,
+                log_path=run_dir / "logs" / f"{slug}.caddy.log",
+            )
             commands["proxy"] = _record(proxy_argv, caddy.env, project.directory)
             proxy.start()
             proxy.wait_ready(f"http://{HOST}:{client_port}{health_path}")
         yield LiveServer(
-            deployment=deployment, server=server, proxy=proxy, host=HOST, port=client_port,
-            startup_seconds=startup, threads=launch.threads, commands=commands,
-        )  # fmt: skip
+            deployment=deployment,
+            server=server,
+            proxy=proxy,
+            host=HOST,
+            port=client_port,
+            startup_seconds=startup,
+            threads=launch.threads,
+            commands=commands,
+        )
     finally:
         if proxy is not None:
             proxy.stop()

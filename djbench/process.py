@@ -94,9 +94,14 @@ class ProcessTree:
         with self.log_path.open("ab") as log:
             try:
                 self.popen = subprocess.Popen(
-                    self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                )  # fmt: skip
+                    self.argv,
+                    cwd=self.cwd,
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             except OSError as exc:
                 raise ServerError(f"{self.name} could not be started: {exc.strerror}") from None
         self.started_at = time.monotonic()

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from djbench import results, stats
+from djbench.drivers import Driver, DriverError
 from djbench.live import Deployment, deploy
 from djbench.process import ServerError
 from djbench.project import Project
+from djbench.sampler import settle
 from djbench.scenarios import Scenario
+from djbench.trial import LoadSettings, run_trial, ws_idle_memory
 from djbench.verify import Verdict, verify
 
 
@@ -70,3 +75,297 @@ def run_gates(
         on_done(result)
         results.append(result)
     return results
+
+
+# --- the timed run ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Servers x scenarios x concurrency levels x trials (+ proxies), and how to load them."""
+
+    deployments: list[Deployment]
+    scenarios: list[Scenario]
+    concurrency: list[int]
+    trials: int
+    settings: LoadSettings
+    driver: Driver
+    health_path: str
+    ws_idle: int = 0
+    seed: int = 0
+
+    def items(self, allowed: set[str]) -> list[tuple[Scenario, int]]:
+        return [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
+
+    def rounds(self) -> list[list[Deployment]]:
+        """One shuffled order of deployments per trial round: drift spreads over all."""
+        rng = random.Random(self.seed)
+        return [rng.sample(self.deployments, len(self.deployments)) for _ in range(self.trials)]
+
+    def total_trials(self) -> int:
+        return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
+
+
+def entry_key(server: str, proxy: str, scenario: str, concurrency: int | None) -> str:
+    return f"{server}|{proxy}|{scenario}|{concurrency}"
+
+
+class Recorder:
+    """Keeps the results document and rewrites it atomically after every change."""
+
+    def __init__(self, path: Path, document: dict[str, Any]) -> None:
+        self.path = path
+        self.document = document
+        self.entries: dict[str, dict[str, Any]] = {
+            entry_key(e["server"], e["proxy"], e["scenario"], e.get("concurrency")): e
+            for e in document["results"]
+        }
+
+    def save(self) -> None:
+        results.write_atomic(self.path, self.document)
+
+    def done(self, key: str, round_index: int) -> bool:
+        entry = self.entries.get(key)
+        if entry is None:
+            return False
+        if entry["status"] in ("failed", "incompatible"):
+            return True
+        return any(t.get("round") == round_index for t in entry.get("trials", []))
+
+    def entry(self, deployment: Deployment, scenario: Scenario, concurrency: int) -> dict[str, Any]:
+        key = entry_key(deployment.server.name, deployment.proxy, scenario.name, concurrency)
+        if key not in self.entries:
+            entry: dict[str, Any] = {
+                "server": deployment.server.name,
+                "proxy": deployment.proxy,
+                "scenario": scenario.name,
+                "concurrency": concurrency,
+                "interface": deployment.server.interface,
+                "kind": scenario.kind,
+                "status": "ok",
+                "reason": "",
+                "scenario_fingerprint": scenario.fingerprint(),
+                "workers": deployment.workers,
+                "threads": None,
+                "command": {},
+                "verify": {},
+                "trials": [],
+                "summary": {},
+                "memory_mb": {},
+            }
+            self.entries[key] = entry
+            self.document["results"].append(entry)
+        return self.entries[key]
+
+    def trials_in_round(self, deployment: Deployment, round_index: int) -> int:
+        return sum(
+            1
+            for e in self.entries.values()
+            if e["server"] == deployment.server.name and e["proxy"] == deployment.proxy
+            for t in e["trials"]
+            if t.get("round") == round_index
+        )
+
+    def rounds_of(self, deployment: Deployment) -> list[dict[str, Any]]:
+        label = deployment.label
+        return [r for r in self.document["deployment_rounds"] if r["deployment"] == label]
+
+
+def summarise_entry(entry: dict[str, Any], rounds: list[dict[str, Any]]) -> None:
+    """Median and spread across valid trials; memory from trials and idle/after samples."""
+    valid = [t for t in entry["trials"] if t.get("valid")]
+    invalid = [t for t in entry["trials"] if not t.get("valid")]
+    if invalid and entry["status"] == "ok":
+        entry["status"] = "invalid"
+        entry["reason"] = invalid[0].get("invalid_reason", "too many errors")
+    summary: dict[str, Any] = {"rps": stats.describe([t["rps"] for t in valid])}
+    for p in ("p50", "p90", "p99", "p999", "max", "mean"):
+        values = [t["latency_ms"][p] for t in valid if p in t.get("latency_ms", {})]
+        summary[f"latency_{p}_ms"] = stats.describe(values)
+    summary["errors"] = sum(t["error_count"] for t in entry["trials"])
+    summary["non_2xx"] = sum(t["non_2xx"] for t in entry["trials"])
+    summary["warnings"] = sorted({w for t in entry["trials"] for w in t.get("warnings", [])})
+    entry["summary"] = summary
+    mem = [t["memory_mb"] for t in valid if t.get("memory_mb")]
+    idle = [r["idle"]["pss"] for r in rounds if r.get("idle")]
+    after = [r["after"]["pss"] for r in rounds if r.get("after")]
+    entry["memory_mb"] = {
+        "pss_idle": round(stats.median(idle), 2) if idle else None,
+        "pss_peak": max((m["pss_peak"] for m in mem), default=None),
+        "pss_mean": round(stats.median([m["pss_mean"] for m in mem]), 2) if mem else None,
+        "uss_peak": max((m["uss_peak"] for m in mem), default=None),
+        "uss_worker_peak": max((m["uss_worker_peak"] for m in mem), default=None),
+        "rss_peak": max((m["rss_peak"] for m in mem), default=None),
+        "pss_after": round(stats.median(after), 2) if after else None,
+        "processes": max((m["processes"] for m in mem), default=None),
+        "server_cpu_percent": stats.describe([m["cpu_percent"] for m in mem]),
+    }
+    proxy = [t["proxy_memory_mb"] for t in valid if t.get("proxy_memory_mb")]
+    entry["proxy_memory_mb"] = (
+        {
+            "pss_peak": max(m["pss_peak"] for m in proxy),
+            "rss_peak": max(m["rss_peak"] for m in proxy),
+            "cpu_percent": stats.describe([m["cpu_percent"] for m in proxy]),
+        }
+        if proxy
+        else None
+    )
+
+
+@dataclass
+class Progress:
+    """Callbacks the command gives the run (progress bar, messages)."""
+
+    advance: Callable[[int, str], None] = lambda n, label: None
+    say: Callable[[str], None] = lambda message: None
+
+
+def run_benchmark(
+    project: Project, plan: Plan, recorder: Recorder, run_dir: Path, progress: Progress
+) -> None:
+    """Every round: each deployment (shuffled) started, gated once, loaded, stopped."""
+    log_dir = run_dir / "logs"
+    gates: dict[str, dict[str, Verdict]] = {}
+    dead: set[str] = set()
+    per_round = len(plan.scenarios) * len(plan.concurrency)
+    for round_index, order in enumerate(plan.rounds()):
+        for deployment in order:
+            before = recorder.trials_in_round(deployment, round_index)
+            pending = _pending(plan, recorder, deployment, round_index, gates)
+            if deployment.label not in dead and pending:
+                try:
+                    _run_deployment(
+                        project,
+                        plan,
+                        recorder,
+                        deployment,
+                        round_index,
+                        pending,
+                        gates,
+                        log_dir,
+                        run_dir,
+                        progress,
+                    )
+                except ServerError as exc:
+                    dead.add(deployment.label)
+                    _record_failure(plan, recorder, deployment, str(exc))
+                    progress.say(f"{deployment.label} failed: {exc}")
+            # Trials advanced the bar one by one; slots not run in this round
+            # (incompatible, failed, already done) count as done now.
+            ran = recorder.trials_in_round(deployment, round_index) - before
+            progress.advance(per_round - ran, "")
+
+
+def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reason: str) -> None:
+    for scenario in plan.scenarios:
+        for c in plan.concurrency:
+            entry = recorder.entry(deployment, scenario, c)
+            if entry["status"] in ("ok", "invalid"):
+                entry["status"], entry["reason"] = "failed", reason.splitlines()[0]
+                entry["log_tail"] = reason
+    recorder.save()
+
+
+def _pending(
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    round_index: int,
+    gates: dict[str, dict[str, Verdict]],
+) -> list[tuple[Scenario, int]]:
+    allowed = {s.name for s in plan.scenarios}
+    if deployment.label in gates:
+        allowed = {n for n, v in gates[deployment.label].items() if v.status == "ok"}
+    return [
+        (s, c)
+        for s, c in plan.items(allowed)
+        if not recorder.done(
+            entry_key(deployment.server.name, deployment.proxy, s.name, c), round_index
+        )
+    ]
+
+
+def _run_deployment(
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    round_index: int,
+    pending: list[tuple[Scenario, int]],
+    gates: dict[str, dict[str, Verdict]],
+    log_dir: Path,
+    run_dir: Path,
+    progress: Progress,
+) -> None:
+    with deploy(project, deployment, run_dir, plan.health_path) as live:
+        record: dict[str, Any] = {
+            "deployment": deployment.label,
+            "server": deployment.server.name,
+            "proxy": deployment.proxy,
+            "round": round_index,
+            "startup_seconds": round(live.startup_seconds, 3),
+        }
+        record["idle"] = settle(live.server, seconds=0.5)
+        if live.proxy is not None:
+            record["proxy_idle"] = settle(live.proxy, seconds=0.2)
+        if deployment.label not in gates:
+            verdicts = verify(live.target(), plan.scenarios)
+            gates[deployment.label] = verdicts
+            for scenario in plan.scenarios:
+                for c in plan.concurrency:
+                    entry = recorder.entry(deployment, scenario, c)
+                    verdict = verdicts[scenario.name]
+                    entry["verify"] = verdict.as_dict()
+                    entry["command"] = live.commands
+                    entry["threads"] = live.threads
+                    if verdict.status != "ok":
+                        entry["status"], entry["reason"] = verdict.status, verdict.reason
+            pending = [(s, c) for s, c in pending if verdicts[s.name].status == "ok"]
+        for scenario, concurrency in pending:
+            entry = recorder.entry(deployment, scenario, concurrency)
+            label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
+            progress.advance(0, label)
+            try:
+                trial = run_trial(plan.driver, live, scenario, concurrency, plan.settings, log_dir)
+            except DriverError as exc:
+                trial = {
+                    "valid": False,
+                    "invalid_reason": str(exc),
+                    "requests": 0,
+                    "rps": 0,
+                    "error_count": 0,
+                    "non_2xx": 0,
+                    "latency_ms": {},
+                    "warnings": [],
+                }
+            if not live.target().alive():
+                code = live.server.exited()
+                raise ServerError(
+                    f"{deployment.label} died during the load of {scenario.name} "
+                    f"(exit code {code}); last lines of {live.server.log_path}:\n"
+                    f"{live.server.log_tail()}"
+                )
+            trial["round"] = round_index
+            entry["trials"].append(trial)
+            entry["driver"] = plan.driver.name if scenario.kind == "http" else "wsload"
+            summarise_entry(entry, [*recorder.rounds_of(deployment), record])
+            recorder.save()
+            progress.advance(1, label)
+        ws_ok = [
+            s
+            for s in plan.scenarios
+            if s.kind == "websocket" and gates[deployment.label][s.name].status == "ok"
+        ]
+        if plan.ws_idle and ws_ok and round_index == 0:
+            entry = recorder.entry(deployment, ws_ok[0], plan.concurrency[0])
+            entry["ws_idle"] = ws_idle_memory(
+                live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.label}-ws-idle.log"
+            )
+        record["after"] = settle(live.server, seconds=0.5)
+    recorder.document["deployment_rounds"].append(record)
+    for scenario in plan.scenarios:
+        for c in plan.concurrency:
+            key = entry_key(deployment.server.name, deployment.proxy, scenario.name, c)
+            if key in recorder.entries and recorder.entries[key]["trials"]:
+                summarise_entry(recorder.entries[key], recorder.rounds_of(deployment))
+    recorder.save()

@@ -77,6 +77,8 @@ class ScenarioFile:
     path: Path
     health_path: str
     scenarios: tuple[Scenario, ...] = field(default_factory=tuple)
+    # Scenario names each runbench profile loads by default ("default", "quick").
+    profiles: dict[str, list[str]] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         return [s.name for s in self.scenarios]
@@ -178,4 +180,9 @@ def load(path: Path) -> ScenarioFile:
     if duplicates:
         raise ScenarioError(f"{path}: duplicate scenario name(s) {', '.join(duplicates)}")
     health = data.get("health_path", "/")
-    return ScenarioFile(path=path, health_path=str(health), scenarios=scenarios)
+    profiles = {str(k): [str(n) for n in v] for k, v in data.get("profiles", {}).items()}
+    for profile, members in profiles.items():
+        unknown = [n for n in members if n not in names]
+        if unknown:
+            raise ScenarioError(f"{path}: profiles.{profile} names unknown {', '.join(unknown)}")
+    return ScenarioFile(path=path, health_path=str(health), scenarios=scenarios, profiles=profiles)

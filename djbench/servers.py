@@ -105,11 +105,17 @@ def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:
 def _uwsgi(spec: ServerSpec, config: LaunchConfig) -> Launch:
     threads = _threads(spec, config) or 1
     argv = [
-        _exe(spec), "--ini", str(config.deploy_dir / spec.deploy_file),
-        "--module", config.wsgi_app,
-        "--processes", str(config.workers), "--threads", str(threads),
+        _exe(spec),
+        "--ini",
+        str(config.deploy_dir / spec.deploy_file),
+        "--module",
+        config.wsgi_app,
+        "--processes",
+        str(config.workers),
+        "--threads",
+        str(threads),
         "--disable-logging",
-    ]  # fmt: skip
+    ]
     return Launch(argv=argv, env={"DJANGO_BIND": _bind(config)}, threads=threads)
 
 
@@ -117,10 +123,16 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         threads = _threads(spec, config)
         argv = [
-            _exe(spec), "-c", str(config.deploy_dir / spec.deploy_file),
-            "--bind", _bind(config), "--workers", str(config.workers),
-            "--worker-class", worker_class,
-        ]  # fmt: skip
+            _exe(spec),
+            "-c",
+            str(config.deploy_dir / spec.deploy_file),
+            "--bind",
+            _bind(config),
+            "--workers",
+            str(config.workers),
+            "--worker-class",
+            worker_class,
+        ]
         if worker_class == "gthread":
             argv += ["--threads", str(threads)]
         argv.append(config.wsgi_app if app == "wsgi" else config.asgi_app)
@@ -132,11 +144,20 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
 def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
-            _exe(spec), *read_args(config.deploy_dir / spec.deploy_file),
-            "--host", config.host, "--port", str(config.port),
-            "--workers", str(config.workers), "--loop", loop, "--http", http,
+            _exe(spec),
+            *read_args(config.deploy_dir / spec.deploy_file),
+            "--host",
+            config.host,
+            "--port",
+            str(config.port),
+            "--workers",
+            str(config.workers),
+            "--loop",
+            loop,
+            "--http",
+            http,
             config.asgi_app,
-        ]  # fmt: skip
+        ]
         return Launch(argv=argv)
 
     return build
@@ -144,19 +165,31 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
 
 def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
     argv = [
-        _exe(spec), *read_args(config.deploy_dir / spec.deploy_file),
-        "-b", config.host, "-p", str(config.port), config.asgi_app,
-    ]  # fmt: skip
+        _exe(spec),
+        *read_args(config.deploy_dir / spec.deploy_file),
+        "-b",
+        config.host,
+        "-p",
+        str(config.port),
+        config.asgi_app,
+    ]
     return Launch(argv=argv)
 
 
 def _hypercorn(worker_class: str) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
-            _exe(spec), "--config", str(config.deploy_dir / spec.deploy_file),
-            "--bind", _bind(config), "--workers", str(config.workers),
-            "--worker-class", worker_class, config.asgi_app,
-        ]  # fmt: skip
+            _exe(spec),
+            "--config",
+            str(config.deploy_dir / spec.deploy_file),
+            "--bind",
+            _bind(config),
+            "--workers",
+            str(config.workers),
+            "--worker-class",
+            worker_class,
+            config.asgi_app,
+        ]
         return Launch(argv=argv)
 
     return build
@@ -165,10 +198,15 @@ def _hypercorn(worker_class: str) -> Callable[..., Launch]:
 def _granian(interface: Interface) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
-            _exe(spec), *read_args(config.deploy_dir / spec.deploy_file),
-            "--host", config.host, "--port", str(config.port),
-            "--workers", str(config.workers),
-        ]  # fmt: skip
+            _exe(spec),
+            *read_args(config.deploy_dir / spec.deploy_file),
+            "--host",
+            config.host,
+            "--port",
+            str(config.port),
+            "--workers",
+            str(config.workers),
+        ]
         threads = None
         if interface == "wsgi":
             threads = _threads(spec, config)

@@ -130,8 +130,11 @@ def _json_problems(expect: Expect, body: bytes) -> list[str]:
     found = []
     if expect.length is not None and len(data) != expect.length:
         found.append(f"list of {len(data)}, expected {expect.length}")
-    bad = [i for i, item in enumerate(data) if not isinstance(item, dict)
-           or any(k not in item for k in expect.keys)]  # fmt: skip
+    bad = [
+        i
+        for i, item in enumerate(data)
+        if not isinstance(item, dict) or any(k not in item for k in expect.keys)
+    ]
     if expect.keys and bad:
         found.append(f"item {bad[0]} lacks {', '.join(expect.keys)}")
     return found

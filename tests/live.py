@@ -28,8 +28,9 @@ def live_database_url(tmp: Path) -> str:
 def prepare(database_url: str) -> None:
     env = {**os.environ, "DATABASE_URL": database_url}
     for argv in (["migrate", "--noinput", "-v", "0"], ["seed", "-v", "0"]):
-        subprocess.run([sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True,
-                       timeout=300)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "manage.py", *argv], cwd=ROOT, env=env, check=True, timeout=300
+        )
 
 
 def group_members(pgid: int) -> list[psutil.Process]:

@@ -71,8 +71,11 @@ def test_busy_port_is_a_sentence() -> None:
 def test_bad_input_from_the_shell_has_no_traceback() -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", "runbench", "--servers", "apache"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().startswith("CommandError: unknown server 'apache'")
@@ -92,9 +95,18 @@ def test_verify_only_writes_results_and_reports_a_missing_server(
     live_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(SERVERS, "ghost", ghost())
-    out, _ = run("--verify-only", "--servers", "ghost,gunicorn-gevent,granian-asgi",
-                 "--scenarios", "health-sync,movies-async,ws-echo", "--proxy", "none,caddy",
-                 "--output", str(tmp_path), "--no-setup")  # fmt: skip
+    out, _ = run(
+        "--verify-only",
+        "--servers",
+        "ghost,gunicorn-gevent,granian-asgi",
+        "--scenarios",
+        "health-sync,movies-async,ws-echo",
+        "--proxy",
+        "none,caddy",
+        "--output",
+        str(tmp_path),
+        "--no-setup",
+    )
     missing = "not installed (missing djbench_no_such_module)"
     assert f'skipped ghost: {missing}: pip install "djbench[ghost-x]"' in out
     assert "SynchronousOnlyOperation" in out
@@ -114,11 +126,25 @@ def test_verify_only_writes_results_and_reports_a_missing_server(
 @pytest.mark.servers
 def test_sigint_leaves_no_process_behind(live_database: str, tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "runbench", "--verify-only", "--no-setup",
-         "--servers", "gunicorn-sync,uvicorn,hypercorn", "--proxy", "none,caddy",
-         "--output", str(tmp_path)],
-        cwd=ROOT, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "manage.py",
+            "runbench",
+            "--verify-only",
+            "--no-setup",
+            "--servers",
+            "gunicorn-sync,uvicorn,hypercorn",
+            "--proxy",
+            "none,caddy",
+            "--output",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen: dict[int, psutil.Process] = {}
     deadline = time.monotonic() + 60
     parent = psutil.Process(proc.pid)

@@ -25,8 +25,14 @@ from tests.live import ROOT, group_members
 pytestmark = pytest.mark.servers
 
 SCENARIOS = scenarios.load(ROOT / "loadtests" / "default.toml")
-ASYNC_ORM = {"deep-health-async", "movies-async", "touch-async", "queries-async",
-             "fortunes-async", "review-async"}  # fmt: skip
+ASYNC_ORM = {
+    "deep-health-async",
+    "movies-async",
+    "touch-async",
+    "queries-async",
+    "fortunes-async",
+    "review-async",
+}
 WEBSOCKET = {"ws-echo", "ws-broadcast"}
 
 
@@ -85,8 +91,12 @@ def test_behind_caddy_including_websocket(server: str, live_database: str, tmp_p
         assert live.proxy is not None
         caddy = live.proxy.processes()
         assert caddy and all(p.pid not in {s.pid for s in live.server.processes()} for p in caddy)
-        listening = {c.laddr.ip for p in caddy for c in p.net_connections("tcp")
-                     if c.status == psutil.CONN_LISTEN}  # fmt: skip
+        listening = {
+            c.laddr.ip
+            for p in caddy
+            for c in p.net_connections("tcp")
+            if c.status == psutil.CONN_LISTEN
+        }
         assert listening == {"127.0.0.1"}  # bound to loopback only
         assert live.port != int(str(live.commands["proxy"]["env"]["DJANGO_UPSTREAM"]).split(":")[1])  # type: ignore[index]
         verdicts = verify(live.target(), SCENARIOS.select(wanted))

@@ -35,10 +35,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            code = benchrun.main(self, options)
+            problem = benchrun.main(self, options)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
         except KeyboardInterrupt:
             raise CommandError("interrupted; every server was stopped", returncode=130) from None
-        if code:
-            raise SystemExit(code)
+        if problem:  # results are saved; the exit code tells CI that something failed
+            raise CommandError(problem, returncode=1)

@@ -1,0 +1,71 @@
+"""The builtin driver: runs :mod:`djbench.drivers.loadgen` as its own process."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from djbench.drivers.base import BUILTIN_MARKER as MARKER
+from djbench.drivers.base import DriverError, LoadResult, LoadSpec
+
+
+class BuiltinDriver:
+    name = "builtin"
+    open_loop = True
+    install_hint = "it ships with djbench (needs uvloop, httptools, hdrhistogram)"
+
+    def available(self) -> bool:
+        return True
+
+    def version(self) -> str | None:
+        from djbench import __version__
+
+        return f"djbench-loadgen {__version__}"
+
+    def argv(self, spec: LoadSpec) -> list[str]:
+        argv = [
+            sys.executable,
+            "-m",
+            "djbench.drivers.loadgen",
+            "--host",
+            spec.host,
+            "--port",
+            str(spec.port),
+            "--method",
+            spec.method,
+            "--path",
+            spec.path,
+            "--connections",
+            str(spec.connections),
+            "--duration",
+            str(spec.duration),
+            "--timeout",
+            str(spec.timeout),
+        ]
+        if spec.body:
+            argv += ["--body", spec.body]
+        if spec.content_type:
+            argv += ["--content-type", spec.content_type]
+        if spec.rate:
+            argv += ["--rate", str(spec.rate)]
+        return argv
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        return {}
+
+    def parse(self, stdout: str) -> LoadResult:
+        line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
+        if line is None:
+            raise DriverError("the builtin driver printed no result line")
+        try:
+            data = json.loads(line[len(MARKER) :])
+        except json.JSONDecodeError as exc:
+            raise DriverError(f"the builtin driver's result line is not JSON: {exc}") from None
+        return LoadResult(
+            requests=data["requests"],
+            duration_s=data["duration_s"],
+            errors=data["errors"],
+            non_2xx=data["non_2xx"],
+            latency_ms=data["latency_ms"],
+            extra={k: data[k] for k in ("status", "late_starts", "mode", "rate")},
+        )

@@ -1,0 +1,53 @@
+"""``manage.py benchcalibrate``: the load drivers' ceiling and the sampler's overhead here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from djbench import calibrate
+from djbench.options import OptionError, cpu_split
+from djbench.process import ServerError, terminate_on_signals
+from djbench.project import current
+
+
+class Command(BaseCommand):
+    help = "Measure the load drivers' ceiling and the sampler's overhead on this machine."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--trials", type=int, default=5)
+        parser.add_argument("--duration", type=float, default=3.0)
+        parser.add_argument("--cpus", default="auto", help="auto, none or SERVER/DRIVER")
+        parser.add_argument(
+            "--json", dest="json_path", type=Path, help="also write the figures to this file"
+        )
+
+    def handle(
+        self,
+        *args: Any,
+        trials: int,
+        duration: float,
+        cpus: str,
+        json_path: Path | None,
+        **options: Any,
+    ) -> None:
+        if trials < 1 or not 0 < duration <= 60:
+            raise CommandError("--trials >= 1 and 0 < --duration <= 60", returncode=2)
+        try:
+            server_cpus, driver_cpus = cpu_split(cpus)
+        except OptionError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+        try:
+            with terminate_on_signals():
+                report = calibrate.run(
+                    current(), server_cpus, driver_cpus, trials, duration, self.stdout.write
+                )
+        except (RuntimeError, ServerError) as exc:
+            raise CommandError(str(exc)) from None
+        except KeyboardInterrupt:
+            raise CommandError("interrupted; every process was stopped", returncode=130) from None
+        if json_path is not None:
+            json_path.write_text(json.dumps(report, indent=2) + "\n")

@@ -1,0 +1,66 @@
+"""Small, dependency-free statistics for trials: one sample is one whole trial."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile (the same rule as numpy's default)."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return float(ordered[0])
+    pos = (len(ordered) - 1) * q
+    low, high = math.floor(pos), math.ceil(pos)
+    return float(ordered[low] + (ordered[high] - ordered[low]) * (pos - low))
+
+
+def cv(values: Sequence[float]) -> float | None:
+    """Coefficient of variation (stdev / mean), None with fewer than two values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean else None
+
+
+def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """Distribution-free confidence interval of the median from order statistics.
+
+    The interval [x(k), x(n-k+1)] covers the median with probability
+    1 - 2 * P(Binomial(n, 1/2) < k). Returns None when n is too small to reach the
+    confidence at all (n < 6 for 95%).
+    """
+    n = len(values)
+    ordered = sorted(values)
+    best: tuple[float, float] | None = None
+    for k in range(1, n // 2 + 1):
+        tail = sum(math.comb(n, i) for i in range(k)) / 2**n
+        if 1 - 2 * tail >= confidence:
+            best = (float(ordered[k - 1]), float(ordered[n - k]))
+        else:
+            break
+    return best
+
+
+def describe(values: Sequence[float]) -> dict[str, Any]:
+    """Median and spread of one figure across trials."""
+    if not values:
+        return {"n": 0}
+    ci = median_ci(values)
+    spread = cv(values)
+    return {
+        "n": len(values),
+        "median": round(median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "iqr": round(quantile(values, 0.75) - quantile(values, 0.25), 3),
+        "cv": None if spread is None else round(spread, 4),
+        "ci95": None if ci is None else [round(ci[0], 3), round(ci[1], 3)],
+    }

@@ -1,0 +1,314 @@
+"""One timed trial: warm up, then load one scenario at one concurrency while sampling.
+
+Also the WebSocket idle-connections memory test. Knows nothing about plans or files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from djbench.drivers import Driver, DriverError, LoadResult, LoadSpec
+from djbench.drivers.base import WS_MARKER
+from djbench.live import LiveServer
+from djbench.process import ProcessTree, pinned
+from djbench.sampler import MB, TreeSampler, sample, summarise
+from djbench.scenarios import Scenario
+
+DRAIN_SECONDS = 0.3  # let sockets close between warm-up and the timed window
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    duration: float
+    warmup: float
+    driver_cpus: tuple[int, ...]
+    rate: float | None = None
+    max_error_rate: float = 0.01
+    sample_interval: float = 0.2
+
+
+@dataclass
+class Drive:
+    """What running a driver process gave: its output, CPU, wall time, exact command."""
+
+    output: str
+    cpu_seconds: float
+    wall_seconds: float
+    command: dict[str, Any] = field(default_factory=dict)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def drive(
+    argv: list[str], env: dict[str, str], cpus: tuple[int, ...], log: Path, timeout: float
+) -> Drive:
+    """Run a driver to completion in its own process group (killed on timeout/interrupt).
+
+    Its CPU time comes from RUSAGE_CHILDREN around the run: the only child reaped in
+    that window is the driver.
+    """
+    full = pinned(argv, cpus)
+    tree = ProcessTree(
+        name="driver", argv=full, env={**os.environ, **env}, cwd=Path.cwd(), log_path=log
+    )
+    log.unlink(missing_ok=True)
+    before = _children_cpu()
+    started = time.monotonic()
+    tree.start()
+    try:
+        assert tree.popen is not None
+        tree.popen.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise DriverError(f"the load driver did not finish within {timeout:.0f}s") from None
+    finally:
+        tree.stop(timeout=5)
+    wall = time.monotonic() - started
+    output = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    command = {"argv": full, "shell": shlex.join(full), "env": env}
+    return Drive(
+        output=output, cpu_seconds=_children_cpu() - before, wall_seconds=wall, command=command
+    )
+
+
+def load_spec(
+    live: LiveServer, scenario: Scenario, connections: int, duration: float, settings: LoadSettings
+) -> LoadSpec:
+    r = scenario.request
+    return LoadSpec(
+        host=live.host,
+        port=live.port,
+        method=r.method,
+        path=r.path,
+        body=r.body,
+        content_type=r.content_type,
+        connections=connections,
+        duration=duration,
+        threads=max(1, len(settings.driver_cpus)),
+        rate=settings.rate,
+    )
+
+
+def ws_argv(live: LiveServer, scenario: Scenario, connections: int, duration: float) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "djbench.drivers.wsload",
+        "echo",
+        "--url",
+        f"ws://{live.host}:{live.port}{scenario.request.path}",
+        "--connections",
+        str(connections),
+        "--duration",
+        str(duration),
+        "--message",
+        scenario.message,
+    ]
+
+
+def _parse_ws(output: str) -> LoadResult:
+    import json
+
+    line = next((ln for ln in output.splitlines() if ln.startswith(WS_MARKER)), None)
+    if line is None:
+        raise DriverError("the WebSocket driver printed no result line")
+    data = json.loads(line[len(WS_MARKER) :])
+    return LoadResult(
+        requests=data["requests"],
+        duration_s=data["duration_s"],
+        errors=data["errors"],
+        non_2xx=0,
+        latency_ms=data["latency_ms"],
+        extra={"mode": "ws-echo"},
+    )
+
+
+def _run_driver(
+    driver: Driver,
+    live: LiveServer,
+    scenario: Scenario,
+    connections: int,
+    duration: float,
+    settings: LoadSettings,
+    log: Path,
+) -> tuple[LoadResult, Drive]:
+    timeout = duration * 3 + 60
+    if scenario.kind == "websocket":
+        ran = drive(
+            ws_argv(live, scenario, connections, duration), {}, settings.driver_cpus, log, timeout
+        )
+        return _parse_ws(ran.output), ran
+    spec = load_spec(live, scenario, connections, duration, settings)
+    ran = drive(driver.argv(spec), driver.env(spec), settings.driver_cpus, log, timeout)
+    return driver.parse(ran.output), ran
+
+
+def in_flight(result: LoadResult) -> float | None:
+    """Mean requests in flight during the window, by Little's law (throughput x latency)."""
+    mean = result.latency_ms.get("mean")
+    return round(result.rps * mean / 1000, 2) if mean and result.requests else None
+
+
+def driver_cpu_percent(ran: Drive, settings: LoadSettings) -> float:
+    cpus = len(settings.driver_cpus) or (os.cpu_count() or 1)
+    return ran.cpu_seconds / ran.wall_seconds / cpus * 100 if ran.wall_seconds else 0.0
+
+
+def warnings_for(
+    result: LoadResult, ran: Drive, connections: int, settings: LoadSettings, closed_loop: bool
+) -> list[str]:
+    found = []
+    client_busy = driver_cpu_percent(ran, settings) >= 90
+    if client_busy:
+        found.append(
+            f"load driver used {driver_cpu_percent(ran, settings):.0f}% of its CPUs: "
+            "the client may be the bottleneck"
+        )
+    served = in_flight(result)
+    if closed_loop and served is not None and served < 0.8 * connections:
+        if client_busy:
+            found.append(
+                f"only {served:.1f} of {connections} requests in flight on average "
+                "(Little's law): the client did not keep the concurrency"
+            )
+        else:
+            found.append(
+                f"the server served about {served:.1f} of {connections} connections at "
+                "a time (Little's law); the others waited unserved, and their waiting "
+                "is not in the latency percentiles"
+            )
+    return found
+
+
+def error_rate(result: LoadResult) -> float:
+    failed = result.error_count + result.non_2xx
+    attempts = result.requests + result.error_count
+    return failed / attempts if attempts else 1.0
+
+
+def run_trial(
+    driver: Driver,
+    live: LiveServer,
+    scenario: Scenario,
+    connections: int,
+    settings: LoadSettings,
+    log_dir: Path,
+) -> dict[str, Any]:
+    """Warm up, drain, then a timed window with the server (and proxy) sampled."""
+    slug = f"{live.deployment.label}-{scenario.name}-c{connections}".replace("+", "-")
+    if settings.warmup > 0:
+        _run_driver(
+            driver,
+            live,
+            scenario,
+            connections,
+            settings.warmup,
+            settings,
+            log_dir / f"{slug}.warmup.log",
+        )
+        time.sleep(DRAIN_SECONDS)
+    server_sampler = TreeSampler(live.server, settings.sample_interval).start()
+    proxy_sampler = (
+        TreeSampler(live.proxy, settings.sample_interval).start() if live.proxy else None
+    )
+    try:
+        result, ran = _run_driver(
+            driver,
+            live,
+            scenario,
+            connections,
+            settings.duration,
+            settings,
+            log_dir / f"{slug}.driver.log",
+        )
+    finally:
+        server_samples = server_sampler.stop()
+        proxy_samples = proxy_sampler.stop() if proxy_sampler else []
+    rate = error_rate(result)
+    trial: dict[str, Any] = {
+        **result.as_dict(),
+        "error_count": result.error_count,
+        "error_rate": round(rate, 5),
+        "in_flight_mean": in_flight(result),
+        "driver_cpu_percent": round(driver_cpu_percent(ran, settings), 1),
+        "driver_cpu_seconds": round(ran.cpu_seconds, 3),
+        "driver_wall_seconds": round(ran.wall_seconds, 3),
+        "memory_mb": summarise(server_samples),
+        "proxy_memory_mb": summarise(proxy_samples) if proxy_samples else None,
+        "warnings": warnings_for(
+            result,
+            ran,
+            connections,
+            settings,
+            closed_loop=settings.rate is None or scenario.kind == "websocket",
+        ),
+        "valid": rate <= settings.max_error_rate and result.requests > 0,
+        "driver_command": ran.command,
+    }
+    if not trial["valid"]:
+        trial["invalid_reason"] = (
+            f"{rate:.1%} of requests failed ({result.error_count} socket errors "
+            f"{result.errors}, {result.non_2xx} non-2xx) > {settings.max_error_rate:.1%}"
+            if result.requests
+            else "no request completed"
+        )
+    return trial
+
+
+def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) -> dict[str, Any]:
+    """Open `count` idle WebSocket connections; the server's PSS growth per connection."""
+    before = sample(live.server)
+    argv = [
+        sys.executable,
+        "-m",
+        "djbench.drivers.wsload",
+        "idle",
+        "--url",
+        f"ws://{live.host}:{live.port}{scenario.request.path}",
+        "--count",
+        str(count),
+        "--hold",
+        "120",
+    ]
+    with (
+        log.open("w") as err,
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+        ) as proc,
+    ):
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            ready = proc.stdout.readline().split()
+            opened = int(ready[1]) if len(ready) == 2 and ready[0] == "READY" else 0
+            time.sleep(1.0)  # let the server settle with the connections open
+            during = sample(live.server)
+            proc.stdin.close()
+            proc.wait(timeout=60)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+    grown = during.pss - before.pss
+    return {
+        "requested": count,
+        "opened": opened,
+        "pss_before_mb": round(before.pss / MB, 2),
+        "pss_with_mb": round(during.pss / MB, 2),
+        "per_connection_kb": round(grown / opened / 1024, 2) if opened else None,
+        "command": shlex.join(argv),
+    }

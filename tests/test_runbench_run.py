@@ -1,0 +1,230 @@
+"""runbench's timed run end to end, on real servers with short windows."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from django.core.management import CommandError, call_command
+
+from djbench import results
+from djbench.drivers import DRIVERS
+from tests.live import ROOT
+
+pytestmark = pytest.mark.servers
+
+SHORT = ["--no-setup", "--duration", "0.6", "--warmup", "0.2", "--ws-idle", "0"]
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("runbench", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def only_file(folder: Path) -> dict[str, Any]:
+    [path] = folder.glob("*.json")
+    return results.load(path)
+
+
+def check_entry(entry: dict[str, Any], trials: int) -> None:
+    assert entry["status"] == "ok", entry["reason"]
+    assert len(entry["trials"]) == trials
+    for trial in entry["trials"]:
+        assert trial["valid"] and trial["requests"] > 0 and trial["rps"] > 0
+        lat = trial["latency_ms"]
+        assert 0 < lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
+        assert trial["memory_mb"]["pss_peak"] > 0
+        assert trial["memory_mb"]["pss_peak"] <= trial["memory_mb"]["rss_peak"]
+        assert trial["driver_command"]["shell"]
+    memory = entry["memory_mb"]
+    assert memory["pss_idle"] > 0 and memory["pss_peak"] >= memory["pss_idle"] * 0.5
+    assert memory["uss_peak"] <= memory["pss_peak"] <= memory["rss_peak"]
+    assert memory["processes"] >= 1
+    assert entry["summary"]["rps"]["n"] == trials
+    assert entry["command"]["server"]["shell"]
+    assert entry["verify"]["status"] == "ok"
+
+
+@pytest.mark.parametrize("driver", ["builtin", "wrk"])
+def test_end_to_end_wsgi_and_asgi(driver: str, live_database: str, tmp_path: Path) -> None:
+    if driver == "wrk" and not DRIVERS["wrk"].available():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("wrk is not installed (CI=true: .ci/run installs it)")
+        pytest.skip("wrk is not installed")
+    out = run(
+        "--servers",
+        "gunicorn-gthread,uvicorn",
+        "--scenarios",
+        "health-sync,movies-async",
+        "--trials",
+        "2",
+        "--driver",
+        driver,
+        "--output",
+        str(tmp_path),
+        *SHORT,
+    )
+    document = only_file(tmp_path)
+    assert document["status"] == "complete"
+    assert document["plan"]["driver"] == driver
+    assert document["plan"]["keep_alive"] is True
+    env = document["environment"]
+    assert env["django"] and env["python"] and env["cpu_count"] and env["database"]["vendor"]
+    assert env["packages"]["gunicorn"] and env["packages"]["uvicorn"]
+    assert len(document["results"]) == 4
+    for entry in document["results"]:
+        check_entry(entry, trials=2)
+        assert entry["driver"] == driver
+    # Interleaved: each round starts each deployment; rounds are recorded.
+    assert len(document["deployment_rounds"]) == 4
+    assert "health-sync" in out and "req/s per 100 MB" in out
+    assert f"Results: {tmp_path}" in out
+
+
+def test_websocket_echo_and_idle_connections(live_database: str, tmp_path: Path) -> None:
+    run(
+        "--servers",
+        "uvicorn",
+        "--scenarios",
+        "ws-echo",
+        "--trials",
+        "1",
+        "--output",
+        str(tmp_path),
+        "--no-setup",
+        "--duration",
+        "0.6",
+        "--warmup",
+        "0",
+        "--ws-idle",
+        "200",
+    )
+    [entry] = only_file(tmp_path)["results"]
+    check_entry(entry, trials=1)
+    assert entry["driver"] == "wsload"
+    idle = entry["ws_idle"]
+    assert idle["opened"] == 200
+    assert idle["pss_with_mb"] > idle["pss_before_mb"]
+    assert idle["per_connection_kb"] > 0
+
+
+def test_many_errors_make_a_trial_invalid(live_database: str, tmp_path: Path) -> None:
+    # Verified as answering 422 (what the scenario expects), then loaded: every response
+    # is a 4xx, so the trial is invalid and the pair is not ranked.
+    scenario_file = tmp_path / "errors.toml"
+    scenario_file.write_text(
+        'version = 1\nhealth_path = "/api/sync/health"\n[[scenario]]\nname = "bad-page"\n'
+        'path = "/api/sync/movies?page=0"\nexpect = { status = 422 }\n'
+    )
+    stdout = StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "runbench",
+            "--servers",
+            "uvicorn",
+            "--scenario-file",
+            str(scenario_file),
+            "--trials",
+            "1",
+            "--output",
+            str(tmp_path / "out"),
+            *SHORT,
+            stdout=stdout,
+        )
+    assert caught.value.returncode == 1
+    assert str(caught.value) == "1 pair(s) failed or were invalid (see above)"
+    out = stdout.getvalue()
+    [entry] = only_file(tmp_path / "out")["results"]
+    assert entry["status"] == "invalid"
+    assert "non-2xx" in entry["reason"]
+    assert entry["trials"][0]["valid"] is False
+    assert "invalid uvicorn/none bad-page" in out
+
+
+def test_bad_load_options(tmp_path: Path) -> None:
+    for args, message in [
+        (["--concurrency", "0"], "--concurrency takes whole numbers of at least 1"),
+        (["--duration", "0"], "--duration takes seconds above 0"),
+        (["--driver", "ab"], "unknown driver 'ab'; valid: auto, wrk, builtin"),
+        (["--resume", "nope"], "--resume nope:"),
+    ]:
+        with pytest.raises(CommandError) as caught:
+            run("--servers", "uvicorn", "--output", str(tmp_path), "--no-setup", *args)
+        assert message in str(caught.value)
+        assert caught.value.returncode == 2
+
+
+def children_of(pid: int) -> dict[int, psutil.Process]:
+    try:
+        return {c.pid: c for c in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return {}
+
+
+def test_sigint_keeps_results_and_resume_finishes(live_database: str, tmp_path: Path) -> None:
+    argv = [
+        sys.executable,
+        "manage.py",
+        "runbench",
+        "--servers",
+        "uvicorn,gunicorn-sync",
+        "--scenarios",
+        "health-sync",
+        "--trials",
+        "3",
+        "--output",
+        str(tmp_path),
+        *SHORT,
+    ]
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: dict[int, psutil.Process] = {}
+    deadline = time.monotonic() + 90
+    document: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        seen.update(children_of(proc.pid))
+        files = list(tmp_path.glob("*.json"))
+        if files:
+            try:
+                document = json.loads(files[0].read_text())
+            except ValueError:
+                document = {}
+            if sum(len(e["trials"]) for e in document.get("results", [])) >= 2:
+                break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    time.sleep(0.2)
+    assert [p for p in seen.values() if p.is_running() and p.status() != "zombie"] == []
+
+    partial = only_file(tmp_path)
+    assert partial["status"] == "interrupted"
+    done = sum(len(e["trials"]) for e in partial["results"])
+    assert 2 <= done < 6
+
+    run("--resume", partial["run_id"], "--output", str(tmp_path), "--no-setup")
+    finished = only_file(tmp_path)
+    assert finished["status"] == "complete"
+    assert finished["run_id"] == partial["run_id"]
+    for entry in finished["results"]:
+        assert sorted(t["round"] for t in entry["trials"]) == [0, 1, 2]
+    with pytest.raises(CommandError, match="already complete"):
+        run("--resume", partial["run_id"], "--output", str(tmp_path), "--no-setup")
