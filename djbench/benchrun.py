@@ -40,7 +40,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # About ten minutes over the twelve servers on a 2-core machine.
     "default": {"trials": 3, "duration": 3.0, "warmup": 1.0, "concurrency": "32"},
     # About two minutes: a smoke run, too few trials for a verdict.
-    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.5, "concurrency": "32"},
+    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": "32"},
 }
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 
@@ -421,6 +421,8 @@ def new_document(
                     "path": s.request.path,
                     "kind": s.kind,
                     "endpoint": s.endpoint,
+                    "workload": s.workload,
+                    "queries": s.expect.queries,
                     "variant": s.variant,
                 }
                 for s in plan.scenarios

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from djbench.process import ProcessTree, free_port, pinned, running
 from djbench.project import Project
 from djbench.sampler import TreeSampler
 from djbench.servers import SERVERS, executable_path
-from djbench.trial import LoadSettings, drive
+from djbench.trial import LoadSettings, drive, driver_cpu_percent
 
 STATIC_CADDYFILE = """{
 \tadmin off
@@ -40,6 +40,7 @@ http://:{$CADDY_LISTEN_PORT} {
 class Figures:
     name: str
     rps: list[float]
+    driver_cpu: list[float] = field(default_factory=list)  # % of the driver's CPUs
 
     @property
     def median(self) -> float:
@@ -54,7 +55,8 @@ def _load(
     duration: float,
     cpus: tuple[int, ...],
     log: Path,
-) -> float:
+) -> tuple[float, float]:
+    """(req/s, driver CPU as % of its CPUs) of one run."""
     driver = DRIVERS[driver_name]
     spec = LoadSpec(
         host="127.0.0.1",
@@ -67,9 +69,9 @@ def _load(
         duration=duration,
         threads=max(1, len(cpus)),
     )
-    return driver.parse(
-        drive(driver.argv(spec), driver.env(spec), cpus, log, duration * 3 + 60).output
-    ).rps
+    ran = drive(driver.argv(spec), driver.env(spec), cpus, log, duration * 3 + 60)
+    settings = LoadSettings(duration=duration, warmup=0, driver_cpus=cpus)
+    return driver.parse(ran.output).rps, round(driver_cpu_percent(ran, settings), 1)
 
 
 def driver_ceiling(
@@ -99,7 +101,7 @@ def driver_ceiling(
         },
     )
     names = [n for n in ("wrk", "builtin") if DRIVERS[n].available()]
-    found: dict[str, list[float]] = {n: [] for n in names}
+    found: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     with running(tree):
         tree.wait_ready(f"http://127.0.0.1:{port}/")
         for _ in range(trials):
@@ -107,7 +109,7 @@ def driver_ceiling(
                 found[name].append(
                     _load(name, port, "/", connections, duration, driver_cpus, work / f"{name}.log")
                 )
-    return [Figures(n, v) for n, v in found.items()]
+    return [Figures(n, [r for r, _ in v], [c for _, c in v]) for n, v in found.items()]
 
 
 def sampler_overhead(
@@ -122,8 +124,8 @@ def sampler_overhead(
     work: Path,
 ) -> list[Figures]:
     driver = "wrk" if DRIVERS["wrk"].available() else "builtin"
-    on: list[float] = []
-    off: list[float] = []
+    on: list[tuple[float, float]] = []
+    off: list[tuple[float, float]] = []
     deployment = Deployment(server=SERVERS[server], cpus=server_cpus)
     with deploy(project, deployment, work, "/api/sync/health") as live:
         _load(driver, live.port, path, connections, 1.0, driver_cpus, work / "warm.log")
@@ -142,7 +144,10 @@ def sampler_overhead(
                 )
             finally:
                 sampler.stop()
-    return [Figures("sampler off", off), Figures("sampler on", on)]
+    return [
+        Figures("sampler off", [r for r, _ in off], [c for _, c in off]),
+        Figures("sampler on", [r for r, _ in on], [c for _, c in on]),
+    ]
 
 
 def run(
@@ -159,7 +164,7 @@ def run(
         for f in ceiling:
             say(
                 f"driver ceiling {f.name}: {f.median:,.0f} req/s "
-                f"(trials {[round(r) for r in f.rps]})"
+                f"(trials {[round(r) for r in f.rps]}; driver CPU {f.driver_cpu}%)"
             )
         overhead = sampler_overhead(
             project,
@@ -177,6 +182,7 @@ def run(
     by_name = {f.name: f.median for f in ceiling}
     report: dict[str, Any] = {
         "driver_ceiling_rps": {f.name: f.rps for f in ceiling},
+        "driver_ceiling_cpu_percent": {f.name: f.driver_cpu for f in ceiling},
         "sampler_rps": {f.name: f.rps for f in overhead},
     }
     if "wrk" in by_name and "builtin" in by_name:

@@ -7,12 +7,18 @@ This module wires :mod:`servers` (argv), :mod:`proxy` (Caddy) and :mod:`process`
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.process import ProcessTree, ServerError, check_port_free, free_port, pinned
+from djbench.process import (
+    ProcessTree,
+    ServerError,
+    check_port_free,
+    command_record,
+    free_port,
+    pinned,
+)
 from djbench.project import Project
 from djbench.proxy import caddy_launch, caddy_missing
 from djbench.servers import LaunchConfig, ServerSpec
@@ -76,16 +82,6 @@ class LiveServer:
         )
 
 
-def _record(argv: list[str], env: dict[str, str], cwd: Path) -> dict[str, object]:
-    """The exact command: argv as one shell line, the variables we set, the folder."""
-    return {
-        "argv": argv,
-        "shell": shlex.join(argv),
-        "env": dict(sorted(env.items())),
-        "cwd": str(cwd),
-    }
-
-
 @contextlib.contextmanager
 def deploy(
     project: Project, deployment: Deployment, run_dir: Path, health_path: str
@@ -129,7 +125,7 @@ def deploy(
         cwd=project.directory,
         log_path=run_dir / "logs" / f"{slug}.server.log",
     )
-    commands = {"server": _record(argv, launch.env, project.directory)}
+    commands = {"server": command_record(argv, launch.env, project.directory)}
     proxy: ProcessTree | None = None
     try:
         server.start()
@@ -147,7 +143,7 @@ def deploy(
                 cwd=project.directory,
                 log_path=run_dir / "logs" / f"{slug}.caddy.log",
             )
-            commands["proxy"] = _record(proxy_argv, caddy.env, project.directory)
+            commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory)
             proxy.start()
             proxy.wait_ready(f"http://{HOST}:{client_port}{health_path}")
         yield LiveServer(

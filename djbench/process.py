@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -35,6 +36,16 @@ class ServerError(Exception):
 
 class PortBusy(ServerError):
     pass
+
+
+def command_record(argv: Sequence[str], env: dict[str, str], cwd: Path) -> dict[str, object]:
+    """The exact command as results record it: argv, one shell line, the variables we set."""
+    return {
+        "argv": list(argv),
+        "shell": shlex.join(argv),
+        "env": dict(sorted(env.items())),
+        "cwd": str(cwd),
+    }
 
 
 def free_port(host: str = "127.0.0.1") -> int:

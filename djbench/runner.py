@@ -305,7 +305,7 @@ def _run_deployment(
             "round": round_index,
             "startup_seconds": round(live.startup_seconds, 3),
         }
-        record["idle"] = settle(live.server, seconds=0.5)
+        record["idle"] = settle(live.server, seconds=0.3)
         if live.proxy is not None:
             record["proxy_idle"] = settle(live.proxy, seconds=0.2)
         if deployment.label not in gates:
@@ -361,7 +361,7 @@ def _run_deployment(
             entry["ws_idle"] = ws_idle_memory(
                 live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.label}-ws-idle.log"
             )
-        record["after"] = settle(live.server, seconds=0.5)
+        record["after"] = settle(live.server, seconds=0.3)
     recorder.document["deployment_rounds"].append(record)
     for scenario in plan.scenarios:
         for c in plan.concurrency:

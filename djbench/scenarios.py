@@ -15,6 +15,10 @@ from typing import Any, Literal
 
 SCHEMA_VERSION = 1
 Kind = Literal["http", "websocket"]
+# What a scenario stands for, for the deployment guide. Given as `workload` in the file,
+# or inferred: websocket; sync-orm / async-orm (declares SQL queries); sync-io /
+# async-io (path or name mentions sleep); trivial otherwise.
+WORKLOADS = ("trivial", "sync-orm", "async-orm", "sync-io", "async-io", "websocket")
 Parity = Literal["body", "shape", "none"]
 
 
@@ -65,6 +69,7 @@ class Scenario:
     parity_ignore: tuple[str, ...] = ()
     checks: tuple[Check, ...] = ()
     message: str = "djbench"  # websocket: what is sent and must come back
+    workload: str = "trivial"
 
     def fingerprint(self) -> str:
         """Changes whenever the definition does: results are comparable only when equal."""
@@ -142,6 +147,9 @@ def _scenario(raw: dict[str, Any], index: int, source: Path) -> Scenario:
         )
         for i, c in enumerate(raw.get("checks", []))
     )
+    workload = str(raw.get("workload") or _infer_workload(raw, kind))
+    if workload not in WORKLOADS:
+        raise ScenarioError(f"{where}: 'workload' must be one of {', '.join(WORKLOADS)}")
     try:
         return Scenario(
             name=name,
@@ -156,9 +164,22 @@ def _scenario(raw: dict[str, Any], index: int, source: Path) -> Scenario:
             parity_ignore=tuple(raw.get("parity_ignore", ())),
             checks=checks,
             message=str(raw.get("message", "djbench")),
+            workload=workload,
         )
     except TypeError as exc:
         raise ScenarioError(f"{where}: {exc}") from None
+
+
+def _infer_workload(raw: dict[str, Any], kind: str) -> str:
+    if kind == "websocket":
+        return "websocket"
+    variant = "async" if str(raw.get("variant", "")).startswith("async") else "sync"
+    text = f"{raw.get('name', '')} {raw.get('path', '')}".lower()
+    if "sleep" in text:
+        return f"{variant}-io"
+    if (raw.get("expect") or {}).get("queries"):
+        return f"{variant}-orm"
+    return "trivial"
 
 
 def load(path: Path) -> ScenarioFile:

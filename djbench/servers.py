@@ -221,7 +221,7 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
 
 _PREFORK = "master process + N worker processes"
 _GUNICORN = Features(
-    http2="no (put a proxy in front)",
+    http2="yes: --http-protocols h1,h2 (TLS), h2c with --http2-cleartext",
     http3="no",
     reload="graceful: SIGHUP restarts workers; USR2 re-execs the master",
     recycle="by requests (max_requests + jitter)",
@@ -245,7 +245,7 @@ _HYPERCORN = Features(
     checked_with="hypercorn 0.18.0",
 )
 _GRANIAN = Features(
-    http2="yes",
+    http2="yes (--http auto|2)",
     http3="no",
     reload="--reload for development; SIGHUP respawns workers",
     recycle="by lifetime (--workers-lifetime) and by memory (--workers-max-rss)",
@@ -338,7 +338,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_daphne,
             multi_worker=False,
             features=Features(
-                http2="yes, with TLS (Twisted's h2 support)",
+                http2="yes, with TLS and Twisted's http2 and tls extras",
                 http3="no",
                 reload="no graceful reload: restart the process",
                 recycle="no",

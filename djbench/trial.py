@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from djbench.drivers import Driver, DriverError, LoadResult, LoadSpec
-from djbench.drivers.base import WS_MARKER
+from djbench.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
+from djbench.drivers.base import WS_MARKER, marked_json
 from djbench.live import LiveServer
-from djbench.process import ProcessTree, pinned
+from djbench.process import ProcessTree, command_record, pinned
 from djbench.sampler import MB, TreeSampler, sample, summarise
 from djbench.scenarios import Scenario
 
-DRAIN_SECONDS = 0.3  # let sockets close between warm-up and the timed window
+DRAIN_SECONDS = 0.2  # let sockets close between warm-up and the timed window
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def drive(
         tree.stop(timeout=5)
     wall = time.monotonic() - started
     output = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    command = {"argv": full, "shell": shlex.join(full), "env": env}
+    command = command_record(full, env, Path.cwd())
     return Drive(
         output=output, cpu_seconds=_children_cpu() - before, wall_seconds=wall, command=command
     )
@@ -118,12 +118,7 @@ def ws_argv(live: LiveServer, scenario: Scenario, connections: int, duration: fl
 
 
 def _parse_ws(output: str) -> LoadResult:
-    import json
-
-    line = next((ln for ln in output.splitlines() if ln.startswith(WS_MARKER)), None)
-    if line is None:
-        raise DriverError("the WebSocket driver printed no result line")
-    data = json.loads(line[len(WS_MARKER) :])
+    data = marked_json(output, WS_MARKER, "the WebSocket driver")
     return LoadResult(
         requests=data["requests"],
         duration_s=data["duration_s"],
@@ -208,8 +203,12 @@ def run_trial(
     """Warm up, drain, then a timed window with the server (and proxy) sampled."""
     slug = f"{live.deployment.label}-{scenario.name}-c{connections}".replace("+", "-")
     if settings.warmup > 0:
+        # Warm-up always uses the builtin driver at the same concurrency: it takes
+        # fractional seconds (wrk only whole ones, so a 0.3 s warm-up would last 1 s),
+        # and only its effect on the server (caches, pools, threads) matters.
+        warmer = driver if scenario.kind == "websocket" else DRIVERS["builtin"]
         _run_driver(
-            driver,
+            warmer,
             live,
             scenario,
             connections,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -43,3 +45,25 @@ def group_members(pgid: int) -> list[psutil.Process]:
         except (ProcessLookupError, psutil.NoSuchProcess):
             continue
     return found
+
+
+def watch_children(
+    pid: int, until: Callable[[dict[int, psutil.Process]], bool], timeout: float = 90
+) -> dict[int, psutil.Process]:
+    """Every descendant of pid seen while polling, until `until(seen)` is true or timeout."""
+    seen: dict[int, psutil.Process] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            for child in psutil.Process(pid).children(recursive=True):
+                seen.setdefault(child.pid, child)
+        except psutil.NoSuchProcess:
+            break
+        if until(seen):
+            break
+        time.sleep(0.05)
+    return seen
+
+
+def still_running(processes: dict[int, psutil.Process]) -> list[psutil.Process]:
+    return [p for p in processes.values() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]

@@ -13,12 +13,11 @@ import time
 from io import StringIO
 from pathlib import Path
 
-import psutil
 import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.servers import SERVERS, ServerSpec
-from tests.live import ROOT
+from tests.live import ROOT, still_running, watch_children
 
 
 def ghost() -> ServerSpec:
@@ -145,16 +144,7 @@ def test_sigint_leaves_no_process_behind(live_database: str, tmp_path: Path) -> 
         stderr=subprocess.PIPE,
         text=True,
     )
-    seen: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 60
-    parent = psutil.Process(proc.pid)
-    while time.monotonic() < deadline and len(seen) < 2:  # a server and its worker
-        try:
-            for child in parent.children(recursive=True):
-                seen.setdefault(child.pid, child)
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(0.05)
+    seen = watch_children(proc.pid, until=lambda seen: len(seen) >= 2, timeout=60)
     assert len(seen) >= 2, "runbench started no server"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -162,5 +152,4 @@ def test_sigint_leaves_no_process_behind(live_database: str, tmp_path: Path) -> 
     assert "interrupted; every server was stopped" in err
     assert "Traceback" not in err
     time.sleep(0.2)
-    left = [p for p in seen.values() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    assert left == []
+    assert still_running(seen) == []

@@ -12,13 +12,12 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from django.core.management import CommandError, call_command
 
 from djbench import results
 from djbench.drivers import DRIVERS
-from tests.live import ROOT
+from tests.live import ROOT, still_running, watch_children
 
 pytestmark = pytest.mark.servers
 
@@ -164,13 +163,6 @@ def test_bad_load_options(tmp_path: Path) -> None:
         assert caught.value.returncode == 2
 
 
-def children_of(pid: int) -> dict[int, psutil.Process]:
-    try:
-        return {c.pid: c for c in psutil.Process(pid).children(recursive=True)}
-    except psutil.NoSuchProcess:
-        return {}
-
-
 def test_sigint_keeps_results_and_resume_finishes(live_database: str, tmp_path: Path) -> None:
     argv = [
         sys.executable,
@@ -194,26 +186,23 @@ def test_sigint_keeps_results_and_resume_finishes(live_database: str, tmp_path: 
         stderr=subprocess.PIPE,
         text=True,
     )
-    seen: dict[int, psutil.Process] = {}
-    deadline = time.monotonic() + 90
-    document: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        seen.update(children_of(proc.pid))
-        files = list(tmp_path.glob("*.json"))
-        if files:
+
+    def two_trials_saved(seen: object) -> bool:
+        for path in tmp_path.glob("*.json"):
             try:
-                document = json.loads(files[0].read_text())
+                document = json.loads(path.read_text())
             except ValueError:
-                document = {}
-            if sum(len(e["trials"]) for e in document.get("results", [])) >= 2:
-                break
-        time.sleep(0.05)
+                return False
+            return sum(len(e["trials"]) for e in document.get("results", [])) >= 2
+        return False
+
+    seen = watch_children(proc.pid, until=two_trials_saved)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "--resume" in err and "Traceback" not in err
     time.sleep(0.2)
-    assert [p for p in seen.values() if p.is_running() and p.status() != "zombie"] == []
+    assert still_running(seen) == []
 
     partial = only_file(tmp_path)
     assert partial["status"] == "interrupted"
@@ -228,3 +217,25 @@ def test_sigint_keeps_results_and_resume_finishes(live_database: str, tmp_path: 
         assert sorted(t["round"] for t in entry["trials"]) == [0, 1, 2]
     with pytest.raises(CommandError, match="already complete"):
         run("--resume", partial["run_id"], "--output", str(tmp_path), "--no-setup")
+
+
+def test_compare_two_real_short_runs(live_database: str, tmp_path: Path) -> None:
+    for name in ("base", "new"):
+        run(
+            "--servers",
+            "uvicorn",
+            "--scenarios",
+            "health-sync",
+            "--trials",
+            "2",
+            "--output",
+            str(tmp_path / name),
+            *SHORT,
+        )
+    [base] = (tmp_path / "base").glob("*.json")
+    [new] = (tmp_path / "new").glob("*.json")
+    out = StringIO()
+    call_command("benchcompare", str(base), str(new), stdout=out)  # no CommandError: exit 0
+    text = out.getvalue()
+    assert "1 inconclusive" in text
+    assert "too few trials (2 vs 2)" in text

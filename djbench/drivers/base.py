@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -69,3 +70,31 @@ class Driver(Protocol):
     def env(self, spec: LoadSpec) -> dict[str, str]: ...
 
     def parse(self, stdout: str) -> LoadResult: ...
+
+
+def marked_json(output: str, marker: str, who: str) -> dict[str, Any]:
+    """The JSON object on the line of `output` that starts with `marker`."""
+    line = next((ln for ln in output.splitlines() if ln.startswith(marker)), None)
+    if line is None:
+        raise DriverError(f"{who} printed no result line")
+    try:
+        data = json.loads(line[len(marker) :])
+    except json.JSONDecodeError as exc:
+        raise DriverError(f"{who}'s result line is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise DriverError(f"{who}'s result line is not a JSON object")
+    return data
+
+
+def percentiles_ms(histogram: Any) -> dict[str, float]:
+    """p50/p90/p99/p99.9/max/mean in ms from an HDR histogram recorded in microseconds."""
+    if not histogram.get_total_count():
+        return {}
+    return {
+        "p50": histogram.get_value_at_percentile(50) / 1000,
+        "p90": histogram.get_value_at_percentile(90) / 1000,
+        "p99": histogram.get_value_at_percentile(99) / 1000,
+        "p999": histogram.get_value_at_percentile(99.9) / 1000,
+        "max": histogram.get_max_value() / 1000,
+        "mean": round(histogram.get_mean_value() / 1000, 3),
+    }

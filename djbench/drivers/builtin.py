@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from djbench.drivers.base import BUILTIN_MARKER as MARKER
-from djbench.drivers.base import DriverError, LoadResult, LoadSpec
+from djbench.drivers.base import LoadResult, LoadSpec, marked_json
 
 
 class BuiltinDriver:
@@ -54,13 +53,7 @@ class BuiltinDriver:
         return {}
 
     def parse(self, stdout: str) -> LoadResult:
-        line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
-        if line is None:
-            raise DriverError("the builtin driver printed no result line")
-        try:
-            data = json.loads(line[len(MARKER) :])
-        except json.JSONDecodeError as exc:
-            raise DriverError(f"the builtin driver's result line is not JSON: {exc}") from None
+        data = marked_json(stdout, MARKER, "the builtin driver")
         return LoadResult(
             requests=data["requests"],
             duration_s=data["duration_s"],

@@ -28,6 +28,7 @@ import uvloop
 from hdrh.histogram import HdrHistogram
 
 from djbench.drivers.base import BUILTIN_MARKER as MARKER
+from djbench.drivers.base import percentiles_ms
 
 MAX_LATENCY_US = 120_000_000
 
@@ -201,17 +202,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     else:
         await closed_loop(args, raw, tally, deadline)
     elapsed = (time.perf_counter_ns() - start) / 1e9
-    h = tally.histogram
-    latency = {}
-    if tally.requests:
-        latency = {
-            "p50": h.get_value_at_percentile(50) / 1000,
-            "p90": h.get_value_at_percentile(90) / 1000,
-            "p99": h.get_value_at_percentile(99) / 1000,
-            "p999": h.get_value_at_percentile(99.9) / 1000,
-            "max": h.get_max_value() / 1000,
-            "mean": round(h.get_mean_value() / 1000, 3),
-        }
+    latency = percentiles_ms(tally.histogram)
     return {
         # Throughput is completions over the wall time they took (responses in flight
         # at the deadline complete after it; an overloaded open loop runs long).

@@ -3,17 +3,18 @@
 Facts: wrk counts a response with status > 399 as a "status" error but still counts it
 in `requests`; its `timeout` errors are requests that took longer than --timeout (2 s
 by default, hence the explicit --timeout). Latency is kept in microseconds.
+--duration takes whole seconds only ("300ms" and "0.3s" print the usage and exit):
+a fractional duration is rounded up, and the real window is what wrk reports.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import subprocess
 from pathlib import Path
 
-from djbench.drivers.base import DriverError, LoadResult, LoadSpec
+from djbench.drivers.base import LoadResult, LoadSpec, marked_json
 
 SCRIPT = Path(__file__).with_name("wrk_report.lua")
 MARKER = "DJBENCH-WRK "
@@ -65,13 +66,7 @@ class WrkDriver:
 
 def parse_output(stdout: str) -> LoadResult:
     """Read the line our Lua done() hook printed (wrk's own text is ignored)."""
-    line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
-    if line is None:
-        raise DriverError("wrk printed no result line (did the Lua script load?)")
-    try:
-        data = json.loads(line[len(MARKER) :])
-    except json.JSONDecodeError as exc:
-        raise DriverError(f"wrk's result line is not JSON: {exc}") from None
+    data = marked_json(stdout, MARKER, "wrk")
     errors = data["errors"]
     lat = data["latency_us"]
     return LoadResult(

@@ -23,7 +23,7 @@ from hdrh.histogram import HdrHistogram
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
-from djbench.drivers.base import WS_MARKER
+from djbench.drivers.base import WS_MARKER, percentiles_ms
 
 MAX_LATENCY_US = 120_000_000
 
@@ -74,16 +74,7 @@ async def echo(args: argparse.Namespace) -> dict[str, object]:
 
     await asyncio.gather(*(worker() for _ in range(args.connections)))
     elapsed = (time.perf_counter_ns() - start) / 1e9
-    latency = {}
-    if count:
-        latency = {
-            "p50": histogram.get_value_at_percentile(50) / 1000,
-            "p90": histogram.get_value_at_percentile(90) / 1000,
-            "p99": histogram.get_value_at_percentile(99) / 1000,
-            "p999": histogram.get_value_at_percentile(99.9) / 1000,
-            "max": histogram.get_max_value() / 1000,
-            "mean": round(histogram.get_mean_value() / 1000, 3),
-        }
+    latency = percentiles_ms(histogram)
     return {
         "requests": count,
         "duration_s": round(elapsed, 6),

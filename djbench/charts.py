@@ -1,0 +1,94 @@
+"""Charts for the report, drawn with matplotlib and returned as inline SVG text.
+
+Pure functions: data in, SVG out. The Agg backend is selected before pyplot is
+imported, so no display is needed.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+plt.rcParams.update(
+    {
+        "svg.fonttype": "path",
+        "font.size": 9,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "svg.hashsalt": "djbench",
+    }
+)
+
+
+def _svg(fig: plt.Figure) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog: it is inlined in HTML
+
+
+def hbar(
+    title: str,
+    labels: list[str],
+    values: list[float],
+    unit: str,
+    low: list[float] | None = None,
+    high: list[float] | None = None,
+) -> str:
+    """Horizontal bars, largest first, with optional min-max whiskers (trial spread)."""
+    height = max(1.6, 0.32 * len(labels) + 0.8)
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    ys = list(range(len(labels)))[::-1]
+    xerr = None
+    if low is not None and high is not None:
+        xerr = [
+            [max(0.0, v - lo) for v, lo in zip(values, low, strict=True)],
+            [max(0.0, hi - v) for v, hi in zip(values, high, strict=True)],
+        ]
+    ax.barh(ys, values, xerr=xerr, color="#4C72B0", ecolor="#333333", capsize=2)
+    ax.set_yticks(ys, labels)
+    ax.set_xlabel(unit)
+    ax.set_title(title, loc="left")
+    for y, v in zip(ys, values, strict=True):
+        ax.text(v, y, f" {v:,.0f}" if v >= 10 else f" {v:,.2f}", va="center", fontsize=8)
+    return _svg(fig)
+
+
+def grouped(title: str, labels: list[str], series: dict[str, list[float]], unit: str) -> str:
+    """Grouped horizontal bars: one group per label, one bar per series."""
+    height = max(1.8, 0.22 * len(labels) * len(series) + 0.8)
+    fig, ax = plt.subplots(figsize=(7.5, height))
+    n = len(series)
+    width = 0.8 / n
+    for i, (name, values) in enumerate(series.items()):
+        ys = [
+            len(labels) - 1 - j + (n - 1 - i) * width - 0.4 + width / 2 for j in range(len(labels))
+        ]
+        ax.barh(ys, values, height=width, label=name)
+    ax.set_yticks(list(range(len(labels)))[::-1], labels)
+    ax.set_xlabel(unit)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="lower right", fontsize=8)
+    return _svg(fig)
+
+
+def lines(title: str, xs: list[int], series: dict[str, list[float | None]], unit: str) -> str:
+    """One line per series against concurrency (log scale of latency)."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    for name, values in series.items():
+        points = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrency (connections)")
+    ax.set_ylabel(unit)
+    ax.set_title(title, loc="left")
+    ax.legend(fontsize=7, ncols=2)
+    return _svg(fig)

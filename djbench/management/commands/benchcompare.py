@@ -1,0 +1,77 @@
+"""``manage.py benchcompare BASE.json NEW.json``: regression, improvement or inconclusive."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from djbench.analysis import load_run
+from djbench.compare import compare
+from djbench.compare_output import markdown, print_table
+from djbench.console import console_for
+from djbench.results import ResultsError
+
+
+class Command(BaseCommand):
+    help = (
+        "Compare two runbench results files (e.g. before and after a Django upgrade). "
+        "Exit code 1 when anything got worse, 0 otherwise, 2 for unusable input."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("base", type=Path, help="results file of the reference run")
+        parser.add_argument("new", type=Path, help="results file of the run to judge")
+        parser.add_argument(
+            "--threshold",
+            type=float,
+            default=0.10,
+            help="smallest change that counts, as a fraction (default 0.10)",
+        )
+        parser.add_argument(
+            "--alpha",
+            type=float,
+            default=0.01,
+            help="significance level of the Mann-Whitney U test (default 0.01)",
+        )
+        parser.add_argument(
+            "--json", dest="json_path", type=Path, help="write the verdicts as JSON"
+        )
+        parser.add_argument(
+            "--markdown",
+            dest="markdown_path",
+            type=Path,
+            help="write the verdicts as Markdown (e.g. for a CI summary)",
+        )
+
+    def handle(
+        self,
+        *args: Any,
+        base: Path,
+        new: Path,
+        threshold: float,
+        alpha: float,
+        json_path: Path | None,
+        markdown_path: Path | None,
+        **options: Any,
+    ) -> None:
+        if not 0 <= threshold < 10:
+            raise CommandError("--threshold takes a fraction like 0.10", returncode=2)
+        if not 0 < alpha < 1:
+            raise CommandError(
+                "--alpha takes a probability between 0 and 1, like 0.01", returncode=2
+            )
+        try:
+            base_run, new_run = load_run(base), load_run(new)
+        except ResultsError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+        result = compare(base_run, new_run, threshold=threshold, alpha=alpha)
+        print_table(console_for(self.stdout, no_color=options.get("no_color", False)), result)
+        if json_path:
+            json_path.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+        if markdown_path:
+            markdown_path.write_text(markdown(result))
+        if result.worse:
+            raise CommandError(f"{len(result.worse)} pair(s) got worse", returncode=1)

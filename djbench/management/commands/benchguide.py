@@ -1,0 +1,40 @@
+"""``manage.py benchguide RESULTS.json``: a deployment choice guide from measured figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from djbench import guide
+from djbench.analysis import load_run
+from djbench.report import markdown_to_html_page
+from djbench.results import ResultsError
+
+
+class Command(BaseCommand):
+    help = "Write a deployment choice guide drawn from a runbench results file."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("results", type=Path)
+        parser.add_argument(
+            "--output", type=Path, help="guide.md or guide.html (default: print Markdown)"
+        )
+
+    def handle(self, *args: Any, results: Path, output: Path | None, **options: Any) -> None:
+        if output is not None and output.suffix not in (".md", ".html"):
+            raise CommandError("--output must end in .md or .html", returncode=2)
+        try:
+            run = load_run(results)
+        except ResultsError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+        text = guide.markdown(run)
+        if output is None:
+            self.stdout.write(text)
+            return
+        if output.suffix == ".html":
+            output.write_text(markdown_to_html_page(f"djbench guide {run.run_id}", text))
+        else:
+            output.write_text(text)
+        self.stdout.write(f"Guide written to {output}")

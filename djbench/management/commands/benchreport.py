@@ -1,0 +1,42 @@
+"""``manage.py benchreport RESULTS.json [MORE.json ...]``: HTML and Markdown reports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from djbench import report
+from djbench.analysis import load_run
+from djbench.results import ResultsError
+
+
+class Command(BaseCommand):
+    help = "Make a self-contained HTML report (and/or Markdown) from runbench results files."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("results", type=Path, nargs="+")
+        parser.add_argument("--html", type=Path, help="HTML file to write")
+        parser.add_argument("--markdown", type=Path, help="Markdown file to write")
+
+    def handle(
+        self,
+        *args: Any,
+        results: list[Path],
+        html: Path | None,
+        markdown: Path | None,
+        **options: Any,
+    ) -> None:
+        try:
+            runs = [load_run(path) for path in results]
+        except ResultsError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+        if html is None and markdown is None:
+            html = results[0].with_suffix(".html")
+        if html is not None:
+            html.write_text(report.html(runs), encoding="utf-8")
+            self.stdout.write(f"HTML report: {html}")
+        if markdown is not None:
+            markdown.write_text(report.markdown(runs), encoding="utf-8")
+            self.stdout.write(f"Markdown report: {markdown}")
