@@ -4,7 +4,7 @@
 
 Checked with Gunicorn 27.0.1. djbench starts Gunicorn from this file and overrides on
 the command line (which wins over this file) only: bind, workers, worker class,
-threads, worker connections and logging.
+threads (gthread) and request-count recycling (off: --max-requests 0).
 
 Worker classes (-k) djbench measures:
   sync        one request at a time per process (the default).
@@ -35,7 +35,8 @@ keepalive = 5
 # A worker silent for this long is killed and replaced.
 timeout = 30
 graceful_timeout = 10
-# Worker recycling against slow leaks, staggered by the jitter.
+# Worker recycling against slow leaks, staggered by the jitter. (djbench turns it off
+# with --max-requests 0 during benchmarks: see djbench/servers.py.)
 max_requests = 10000
 max_requests_jitter = 1000
 # Listen queue (capped by net.core.somaxconn).

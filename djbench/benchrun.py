@@ -440,6 +440,8 @@ def new_document(
             "server_cpus": list(selection.server_cpus),
             "driver_cpus": list(selection.driver_cpus),
             "pinning": "taskset" if selection.server_cpus else None,
+            # Off during benchmarks for every server (see djbench.servers.NO_RECYCLE).
+            "worker_recycling_by_requests": False,
             "max_error_rate": plan.settings.max_error_rate,
             "ws_idle": plan.ws_idle,
             "seed": plan.seed,

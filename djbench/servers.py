@@ -95,6 +95,16 @@ def _bind(config: LaunchConfig) -> str:
     return f"{host}:{config.port}"
 
 
+# Worker recycling by request count is switched off for benchmarks: a recycle inside a
+# timed window would be measured as the server's cost, and the servers do not all have
+# it (Granian recycles by lifetime, Daphne not at all). Worse, with ONE process Uvicorn
+# does not recycle but exits (seen here: `--workers 1 --limit-max-requests 5` answered 6
+# requests, then exited with code 0; a lean-middleware run lost uvicorn mid-run). 0 means
+# "off" for uWSGI and Gunicorn; Uvicorn and Hypercorn have no "off" value on the command
+# line, hence the largest int.
+NO_RECYCLE = str(2**31 - 1)
+
+
 def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:
     return config.threads if config.threads is not None else spec.default_threads
 
@@ -114,6 +124,8 @@ def _uwsgi(spec: ServerSpec, config: LaunchConfig) -> Launch:
         str(config.workers),
         "--threads",
         str(threads),
+        "--max-requests",
+        "0",
         "--disable-logging",
     ]
     return Launch(argv=argv, env={"DJANGO_BIND": _bind(config)}, threads=threads)
@@ -132,6 +144,8 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
             str(config.workers),
             "--worker-class",
             worker_class,
+            "--max-requests",
+            "0",
         ]
         if worker_class == "gthread":
             argv += ["--threads", str(threads)]
@@ -156,6 +170,8 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
             loop,
             "--http",
             http,
+            "--limit-max-requests",
+            NO_RECYCLE,
             config.asgi_app,
         ]
         return Launch(argv=argv)
@@ -188,6 +204,8 @@ def _hypercorn(worker_class: str) -> Callable[..., Launch]:
             str(config.workers),
             "--worker-class",
             worker_class,
+            "--max-requests",
+            NO_RECYCLE,
             config.asgi_app,
         ]
         return Launch(argv=argv)
