@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
+from django.db import DatabaseError, connections
 from rich.markup import escape
 
 from djbench import environment, results, scenarios
@@ -100,6 +100,8 @@ def select(options: dict[str, Any]) -> Selection:
         else:
             servers.append(spec)
     if "caddy" in proxies and caddy_missing():
+        if proxies == ["caddy"]:
+            raise OptionError('--proxy caddy: caddy is not installed: pip install "djbench[caddy]"')
         skipped["caddy"] = 'not installed: pip install "djbench[caddy]"'
         proxies = [p for p in proxies if p != "caddy"]
     if options.get("port") is not None:
@@ -113,7 +115,7 @@ def select(options: dict[str, Any]) -> Selection:
         scenarios=scenario_file.select(chosen or None),
         servers=servers,
         skipped=skipped,
-        proxies=proxies or ["none"],
+        proxies=proxies,
         server_cpus=server_cpus,
         driver_cpus=driver_cpus,
     )
@@ -138,8 +140,9 @@ def setup_project(command: BaseCommand, project: Project) -> None:
     for argv in project.setup_commands:
         try:
             call_command(*argv, stdout=command.stdout, stderr=command.stderr)
-        except CommandError as exc:
-            raise CommandError(f"setup command {' '.join(argv)!r} failed: {exc}") from None
+        except (CommandError, DatabaseError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"setup command {' '.join(argv)!r} failed: {first}") from None
     connections.close_all()  # servers open their own; keep no SQLite lock here
 
 

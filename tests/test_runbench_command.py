@@ -153,3 +153,18 @@ def test_sigint_leaves_no_process_behind(live_database: str, tmp_path: Path) -> 
     assert "Traceback" not in err
     time.sleep(0.2)
     assert still_running(seen) == []
+
+
+def test_unreachable_database_is_a_sentence() -> None:
+    env = {**os.environ, "DATABASE_URL": "postgres://postgres@127.0.0.1:1/nope"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "runbench", "--verify-only", "--servers", "uvicorn"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("CommandError: setup command 'migrate --noinput -v 0' failed:")
