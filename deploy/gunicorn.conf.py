@@ -15,6 +15,8 @@ Worker classes (-k) djbench measures:
   uvicorn_worker.UvicornWorker
               ASGI through Uvicorn (package `uvicorn-worker`; the old
               `uvicorn.workers.UvicornWorker` is deprecated).
+  asgi        Gunicorn's own ASGI worker (27.0.1 here): HTTP, WebSocket and lifespan;
+              it passed djbench's whole verify gate.
 """
 
 from __future__ import annotations

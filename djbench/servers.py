@@ -345,6 +345,18 @@ SERVERS: dict[str, ServerSpec] = {
             features=_GUNICORN,
         ),
         ServerSpec(
+            name="gunicorn-asgi",
+            interface="asgi",
+            websocket=True,
+            extra="gunicorn-asgi",
+            requires=("gunicorn.workers.gasgi",),
+            executable="gunicorn",
+            deploy_file="gunicorn.conf.py",
+            summary="Gunicorn's own ASGI worker (-k asgi, Gunicorn >= 27)",
+            build=_gunicorn("asgi", "asgi"),
+            features=_GUNICORN,
+        ),
+        ServerSpec(
             name="daphne",
             interface="asgi",
             websocket=True,
