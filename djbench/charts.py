@@ -54,8 +54,9 @@ def hbar(
     ax.set_yticks(ys, labels)
     ax.set_xlabel(unit)
     ax.set_title(title, loc="left")
-    for y, v in zip(ys, values, strict=True):
-        ax.text(v, y, f" {v:,.0f}" if v >= 10 else f" {v:,.2f}", va="center", fontsize=8)
+    ends = high if high is not None else values  # labels go past the whisker
+    for y, v, end in zip(ys, values, ends, strict=True):
+        ax.text(max(v, end), y, f" {v:,.0f}" if v >= 10 else f" {v:,.2f}", va="center", fontsize=8)
     return _svg(fig)
 
 

@@ -21,6 +21,15 @@ WORKLOAD_TITLES = {
     "trivial": "Trivial responses (the server's own cost per request)",
     "websocket": "WebSockets (Channels)",
 }
+# A scenario of each workload in the sample project's loadtests/default.toml.
+EXAMPLES = {
+    "sync-orm": "movies-sync",
+    "async-orm": "movies-async",
+    "async-io": "sleep-async",
+    "sync-io": "sleep-sync",
+    "trivial": "health-sync",
+    "websocket": "ws-echo",
+}
 UNDERSERVED = "connections at a time"  # the in-flight warning's wording (djbench.trial)
 
 
@@ -144,9 +153,11 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
                     winners_all += [w.label for w in winners]
                 excluded_all += [f"{p.label} on {scenario}: {why}" for p, why in excluded]
         if not lines:
+            example = EXAMPLES.get(workload)
+            hint = f" (in loadtests/default.toml: `{example}`)" if example else ""
             text = (
-                f"Not measured in this run: add a {workload} scenario to --scenarios "
-                "(see loadtests/default.toml)."
+                f"Not measured in this run: add a scenario of workload `{workload}` "
+                f"to --scenarios{hint}."
             )
         else:
             text = "\n".join(f"- {line}" for line in lines)
