@@ -22,7 +22,7 @@ from djbench.process import ProcessTree, free_port, pinned, running
 from djbench.project import Project
 from djbench.sampler import TreeSampler
 from djbench.servers import SERVERS, executable_path
-from djbench.trial import LoadSettings, drive, driver_cpu_percent
+from djbench.trial import drive, driver_cpu_percent
 
 STATIC_CADDYFILE = """{
 \tadmin off
@@ -70,8 +70,7 @@ def _load(
         threads=max(1, len(cpus)),
     )
     ran = drive(driver.argv(spec), driver.env(spec), cpus, log, duration * 3 + 60)
-    settings = LoadSettings(duration=duration, warmup=0, driver_cpus=cpus)
-    return driver.parse(ran.output).rps, round(driver_cpu_percent(ran, settings), 1)
+    return driver.parse(ran.output).rps, round(driver_cpu_percent(ran, cpus), 1)
 
 
 def driver_ceiling(
@@ -133,9 +132,7 @@ def sampler_overhead(
             off.append(
                 _load(driver, live.port, path, connections, duration, driver_cpus, work / "off.log")
             )
-            sampler = TreeSampler(
-                live.server, LoadSettings(duration, 0, driver_cpus).sample_interval
-            ).start()
+            sampler = TreeSampler(live.server).start()  # runbench's interval (0.2 s)
             try:
                 on.append(
                     _load(

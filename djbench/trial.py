@@ -9,6 +9,7 @@ import contextlib
 import os
 import resource
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -155,20 +156,21 @@ def in_flight(result: LoadResult) -> float | None:
     return round(result.rps * mean / 1000, 2) if mean and result.requests else None
 
 
-def driver_cpu_percent(ran: Drive, settings: LoadSettings) -> float:
-    cpus = len(settings.driver_cpus) or (os.cpu_count() or 1)
-    return ran.cpu_seconds / ran.wall_seconds / cpus * 100 if ran.wall_seconds else 0.0
+def driver_cpu_percent(ran: Drive, cpus: tuple[int, ...]) -> float:
+    """The driver's CPU time over its wall time, as % of the CPUs it was pinned to."""
+    count = len(cpus) or (os.cpu_count() or 1)
+    return ran.cpu_seconds / ran.wall_seconds / count * 100 if ran.wall_seconds else 0.0
 
 
 def warnings_for(
     result: LoadResult, ran: Drive, connections: int, settings: LoadSettings, closed_loop: bool
 ) -> list[str]:
     found = []
-    client_busy = driver_cpu_percent(ran, settings) >= 90
+    client_cpu = driver_cpu_percent(ran, settings.driver_cpus)
+    client_busy = client_cpu >= 90
     if client_busy:
         found.append(
-            f"load driver used {driver_cpu_percent(ran, settings):.0f}% of its CPUs: "
-            "the client may be the bottleneck"
+            f"load driver used {client_cpu:.0f}% of its CPUs: the client may be the bottleneck"
         )
     served = in_flight(result)
     if closed_loop and served is not None and served < 0.8 * connections:
@@ -240,7 +242,7 @@ def run_trial(
         "error_count": result.error_count,
         "error_rate": round(rate, 5),
         "in_flight_mean": in_flight(result),
-        "driver_cpu_percent": round(driver_cpu_percent(ran, settings), 1),
+        "driver_cpu_percent": round(driver_cpu_percent(ran, settings.driver_cpus), 1),
         "driver_cpu_seconds": round(ran.cpu_seconds, 3),
         "driver_wall_seconds": round(ran.wall_seconds, 3),
         "memory_mb": summarise(server_samples),
@@ -291,17 +293,21 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
             start_new_session=True,
         ) as proc,
     ):
+        closed_in_time = True
         try:
             assert proc.stdout is not None and proc.stdin is not None
+            # wsload prints READY within its --open-within bound (60 s).
             ready = proc.stdout.readline().split()
             opened = int(ready[1]) if len(ready) == 2 and ready[0] == "READY" else 0
             time.sleep(1.0)  # let the server settle with the connections open
             during = sample(live.server)
             proc.stdin.close()
             proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            closed_in_time = False  # killed below; the memory figures stand
         finally:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 9)
+                os.killpg(proc.pid, signal.SIGKILL)
     grown = during.pss - before.pss
     return {
         "requested": count,
@@ -309,5 +315,6 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
         "pss_before_mb": round(before.pss / MB, 2),
         "pss_with_mb": round(during.pss / MB, 2),
         "per_connection_kb": round(grown / opened / 1024, 2) if opened else None,
+        "closed_in_time": closed_in_time,
         "command": shlex.join(argv),
     }

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import psutil
@@ -77,8 +76,11 @@ def test_server_starts_verifies_and_stops_whole(
         leader = live.server.pid
     for name, verdict in verdicts.items():
         assert verdict.status == expected_status(server, name), (name, verdict)
-        if verdict.status == "incompatible":
-            assert verdict.reason
+        if name in WEBSOCKET and SERVERS[server].interface == "wsgi":
+            assert verdict.reason == "WebSocket needs an ASGI server; this one is WSGI"
+        elif verdict.status == "incompatible":  # gevent + async ORM: found in the server log
+            assert verdict.reason == SIGNATURES[0][1]
+            assert "SynchronousOnlyOperation" in verdict.reason
     assert_tree_gone([leader], pids)
     assert live.server.survivors() == []
 
@@ -172,15 +174,3 @@ expect = { not_contains = ["&lt;script&gt;"] }
     assert verdicts["page-2"].status == "failed"
     assert verdicts["page-2"].reason == "answers differently from page-1: JSON bodies differ"
     assert "body contains '&lt;script&gt;'" in verdicts["escaping"].reason
-
-
-def test_signatures_are_documented() -> None:
-    assert all(needle and len(reason) > 40 for needle, reason in SIGNATURES)
-
-
-def test_startup_is_timed(live_database: str, tmp_path: Path) -> None:
-    with deploy(
-        current(), Deployment(server=SERVERS["uvicorn"]), tmp_path, "/api/sync/health"
-    ) as live:
-        assert 0 < live.startup_seconds < 60
-        assert time.monotonic() - live.server.started_at >= live.startup_seconds

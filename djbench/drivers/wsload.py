@@ -91,6 +91,8 @@ async def idle(args: argparse.Namespace) -> dict[str, object]:
     failed = 0
     started = time.monotonic()
     for _ in range(args.count):
+        if time.monotonic() - started > args.open_within:
+            break  # bounded in time: report what was opened
         try:
             conns.append(await asyncio.wait_for(connect(args.url, compression=None), args.timeout))
         except (OSError, TimeoutError, WebSocketException):
@@ -130,6 +132,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     i.add_argument("--url", required=True)
     i.add_argument("--count", type=int, default=1000)
     i.add_argument("--hold", type=float, default=60.0, help="seconds at most")
+    i.add_argument("--open-within", type=float, default=60.0, help="seconds to open them")
     i.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args(argv)
     if not args.url.startswith(("ws://127.", "ws://[::1]", "ws://localhost")):
