@@ -24,6 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy djbench sampleproject
+	$(BIN)/lint-imports --no-cache
 
 test: lint
 	$(BIN)/python -m pytest

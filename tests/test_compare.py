@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.analysis import load_run
-from djbench.compare import compare, min_p_value, trials_needed
+from djbench.reports.compare import compare, min_p_value, trials_needed
+from djbench.results.analysis import load_run
 from tests.resultfiles import entry, write
 
 BASE = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0]
@@ -153,7 +153,7 @@ def test_exit_codes_and_outputs(tmp_path: Path) -> None:
         ('{"a": 1}', "is not a djbench results file (no schema_version)"),
         (
             '{"schema_version": 99, "results": []}',
-            "has schema version 99; this djbench reads version 1",
+            "has schema version 99; this djbench reads versions 1, 2",
         ),
         (
             '{"schema_version": 1, "kind": "benchmark", "results": []}',

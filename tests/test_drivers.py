@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from djbench import stats
-from djbench.drivers import DRIVERS, DriverError, LoadSpec, pick
-from djbench.drivers.wrk import parse_output
-from djbench.process import ProcessTree, free_port, running
+from djbench.launch.process import ProcessTree, free_port, running
+from djbench.measure.drivers import DRIVERS, DriverError, LoadSpec, pick
+from djbench.measure.drivers.wrk import parse_output
+from djbench.results import stats
 from tests.live import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"
@@ -75,7 +75,7 @@ def test_wrk_argv_sets_the_request_through_the_script() -> None:
         "--timeout",
         "10s",
         "--script",
-        str(ROOT / "djbench" / "drivers" / "wrk_report.lua"),
+        str(ROOT / "djbench" / "measure" / "drivers" / "wrk_report.lua"),
         "http://127.0.0.1:8000/api/sync/reviews",
     ]
     assert driver.env(spec) == {
@@ -96,7 +96,7 @@ def test_pick() -> None:
 
 def test_builtin_refuses_non_loopback_free_args() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "djbench.drivers.loadgen", "--port", "1", "--duration", "0"],
+        [sys.executable, "-m", "djbench.measure.drivers.loadgen", "--port", "1", "--duration", "0"],
         capture_output=True,
         text=True,
         timeout=30,

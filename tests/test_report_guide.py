@@ -13,17 +13,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench import guide
-from djbench.analysis import load_run
-from tests.resultfiles import entry, write
-
-UNDERSERVED = (
-    "the server served about 1.0 of 32 connections at a time (Little's law); the "
-    "others waited unserved, and their waiting is not in the latency percentiles"
-)
+from djbench.reports import guide
+from djbench.results.analysis import load_run
+from djbench.results.model import PairResult
+from tests.resultfiles import UNDERSERVED, entry, write
 
 
-def sample_entries() -> list[dict]:
+def sample_entries() -> list[PairResult]:
     return [
         entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0], pss=55.0),
         entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0], pss=60.0),

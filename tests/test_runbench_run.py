@@ -12,11 +12,15 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench import results
-from djbench.drivers import DRIVERS
+from djbench.measure.drivers import DRIVERS
+from djbench.reports.words import say
+from djbench.results import schema
+from djbench.results import store as results
+from djbench.results.model import Notice
 from tests.live import ROOT, still_running, watch_children
 
 pytestmark = pytest.mark.servers
@@ -31,12 +35,18 @@ def run(*args: str) -> str:
 
 
 def only_file(folder: Path) -> dict[str, Any]:
+    """The run's file as written (plain JSON), after checking that the model reads it and
+    that it validates against the published JSON Schema."""
     [path] = folder.glob("*.json")
-    return results.load(path)
+    results.load(path)
+    data = json.loads(path.read_text())
+    jsonschema.validate(data, json.loads(schema.PATH.read_text()))
+    return dict(data)
 
 
 def check_entry(entry: dict[str, Any], trials: int) -> None:
     assert entry["status"] == "ok", entry["reason"]
+    assert entry["reason"] is None
     assert len(entry["trials"]) == trials
     for trial in entry["trials"]:
         assert trial["valid"] and trial["requests"] > 0 and trial["rps"] > 0
@@ -148,7 +158,8 @@ def test_many_errors_make_a_trial_invalid(live_database: str, tmp_path: Path) ->
     out = stdout.getvalue()
     [entry] = only_file(tmp_path / "out")["results"]
     assert entry["status"] == "invalid"
-    assert "non-2xx" in entry["reason"]
+    assert entry["reason"]["code"] == "too_many_errors"
+    assert "unexpected status" in say(Notice.model_validate(entry["reason"]))
     assert entry["trials"][0]["valid"] is False
     assert "invalid uvicorn/none bad-page" in out
 

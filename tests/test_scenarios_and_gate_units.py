@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from djbench import scenarios
-from djbench.options import OptionError, cpu_split
-from djbench.scenarios import Expect
-from djbench.verify import Answer, problems, shape_of
+from djbench.measure.verify import Answer, problems, shape_of
+from djbench.plan import scenarios
+from djbench.plan.options import OptionError, cpu_split
+from djbench.plan.scenarios import Expect
+from djbench.reports.words import say
 
 
 @pytest.mark.parametrize(
@@ -35,16 +36,41 @@ def test_cpu_split_refuses_unavailable() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("version = 2\n", "version must be 1, got 2"),
-        ("version = 1\n", "no [[scenario]] defined"),
-        ("version = 1\n[[scenario]]\npath='/'\n", "scenario #1: 'name' is required"),
+        ("version = 2\n[[scenario]]\nname='a'\npath='/'\n", "version: must be 1, got 2"),
+        ("version = 1\n", "s.toml: scenario: required key is missing"),
+        ("version = 1\n[[scenario]]\npath='/'\n", "scenario #1: name: required key is missing"),
         (
             "version = 1\n[[scenario]]\nname='a'\npath='x'\n",
-            "'path' must be a string starting with '/'",
+            "scenario #1 ('a'): path: must start with '/', got 'x'",
         ),
         (
             "version = 1\n[[scenario]]\nname='a'\npath='/'\nexpect={colour=1}\n",
-            "unknown field(s) colour",
+            "scenario #1 ('a'): expect.colour: unknown key (a typo?)",
+        ),
+        (
+            "version = 1\n[[scenario]]\nname='a'\nmetod='POST'\npath='/'\n",
+            "scenario #1 ('a'): metod: unknown key (a typo?)",
+        ),
+        (
+            "version = 1\n[[scenario]]\nname='a'\npath='/'\nbdoy='{}'\n",
+            "scenario #1 ('a'): bdoy: unknown key (a typo?)",
+        ),
+        (
+            "version = 1\n[[scenario]]\nname='a'\npath='/'\nexpect={keys='status'}\n",
+            "scenario #1 ('a'): expect.keys: must be a valid list, got 'status'",
+        ),
+        (
+            "version = 1\n[[scenario]]\nname='a'\npath='/'\nexpect={status='200'}\n",
+            "scenario #1 ('a'): expect.status: must be a valid integer, got '200'",
+        ),
+        (
+            "version = 1\n[scenario]\nname='a'\npath='/'\n",
+            "scenario: must be a list of tables: write [[scenario]], not [scenario]",
+        ),
+        (
+            "version = 1\n[[scenario]]\nname='a'\npath='/'\n"
+            "[[scenario.checks]]\npath='/'\nexpect={json='obj'}\n",
+            "scenario #1 ('a'): checks[0].expect.json: must be 'object' or 'list', got 'obj'",
         ),
         (
             "version = 1\n[[scenario]]\nname='a'\npath='/'\n[[scenario]]\nname='a'\npath='/'\n",
@@ -114,7 +140,8 @@ JSON = "application/json"
     ],
 )
 def test_problems(expect: Expect, answer: Answer, found: list[str]) -> None:
-    assert problems(expect, answer) == found
+    # The gate returns codes; the presenters' words for them are what users read.
+    assert [say(p) for p in problems(expect, answer)] == found
 
 
 def test_shape_ignores_values_not_structure() -> None:

@@ -12,13 +12,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from djbench import scenarios
-from djbench.argfile import read_args
-from djbench.live import Deployment, deploy
-from djbench.process import ServerError
-from djbench.project import current
-from djbench.servers import SERVERS
-from djbench.verify import SIGNATURES, verify
+from djbench.launch.argfile import read_args
+from djbench.launch.live import Deployment, deploy
+from djbench.launch.process import ServerError
+from djbench.launch.servers import SERVERS
+from djbench.measure.verify import SIGNATURES, verify
+from djbench.plan import scenarios
+from djbench.plan.project import current
+from djbench.reports.words import say
 from tests.live import ROOT, group_members
 
 pytestmark = pytest.mark.servers
@@ -69,7 +70,7 @@ def test_server_starts_verifies_and_stops_whole(
 ) -> None:
     deployment = Deployment(server=SERVERS[server])
     with deploy(current(), deployment, tmp_path, SCENARIOS.health_path) as live:
-        assert_started_from_deploy_file(server, live.commands["server"]["argv"])
+        assert_started_from_deploy_file(server, live.commands["server"].argv)
         assert live.host == "127.0.0.1"
         verdicts = verify(live.target(), list(SCENARIOS.scenarios))
         pids = [p.pid for p in live.server.processes()]
@@ -77,10 +78,11 @@ def test_server_starts_verifies_and_stops_whole(
     for name, verdict in verdicts.items():
         assert verdict.status == expected_status(server, name), (name, verdict)
         if name in WEBSOCKET and SERVERS[server].interface == "wsgi":
-            assert verdict.reason == "WebSocket needs an ASGI server; this one is WSGI"
+            assert say(verdict.reason) == "WebSocket needs an ASGI server; this one is WSGI"
         elif verdict.status == "incompatible":  # gevent + async ORM: found in the server log
-            assert verdict.reason == SIGNATURES[0][1]
-            assert "SynchronousOnlyOperation" in verdict.reason
+            assert verdict.reason is not None
+            assert verdict.reason.code == SIGNATURES["SynchronousOnlyOperation"]
+            assert "SynchronousOnlyOperation" in say(verdict.reason)
     assert_tree_gone([leader], pids)
     assert live.server.survivors() == []
 
@@ -100,7 +102,7 @@ def test_behind_caddy_including_websocket(server: str, live_database: str, tmp_p
             if c.status == psutil.CONN_LISTEN
         }
         assert listening == {"127.0.0.1"}  # bound to loopback only
-        assert live.port != int(str(live.commands["proxy"]["env"]["DJANGO_UPSTREAM"]).split(":")[1])  # type: ignore[index]
+        assert live.port != int(live.commands["proxy"].env["DJANGO_UPSTREAM"].split(":")[1])
         verdicts = verify(live.target(), SCENARIOS.select(wanted))
         groups = [live.server.pid, live.proxy.pid]
     expected = {n: expected_status(server, n) for n in wanted}
@@ -119,7 +121,7 @@ def test_server_killed_during_verification_is_reported(live_database: str, tmp_p
         live.server.popen.wait(timeout=10)  # type: ignore[union-attr]
         verdicts = verify(live.target(), SCENARIOS.select(["movies-sync", "fortunes-sync"]))
     assert all(v.status == "failed" for v in verdicts.values())
-    assert all("died" in v.reason for v in verdicts.values()), verdicts
+    assert all("died" in say(v.reason) for v in verdicts.values()), verdicts
     assert all(not w.is_running() or w.status() == psutil.STATUS_ZOMBIE for w in workers)
 
 
@@ -168,9 +170,9 @@ expect = { not_contains = ["&lt;script&gt;"] }
     ) as live:
         verdicts = verify(live.target(), list(file.scenarios))
     assert verdicts["wrong-status"].status == "failed"
-    assert verdicts["wrong-status"].reason == "status 422, expected 200"
-    assert verdicts["wrong-queries"].reason == "2 SQL queries, expected 1"
+    assert say(verdicts["wrong-status"].reason) == "status 422, expected 200"
+    assert say(verdicts["wrong-queries"].reason) == "2 SQL queries, expected 1"
     assert verdicts["page-1"].status == "ok"
     assert verdicts["page-2"].status == "failed"
-    assert verdicts["page-2"].reason == "answers differently from page-1: JSON bodies differ"
-    assert "body contains '&lt;script&gt;'" in verdicts["escaping"].reason
+    assert say(verdicts["page-2"].reason) == "answers differently from page-1: JSON bodies differ"
+    assert "body contains '&lt;script&gt;'" in say(verdicts["escaping"].reason)

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench import calibrate
-from djbench.options import OptionError, cpu_split
-from djbench.process import ServerError, terminate_on_signals
-from djbench.project import current
+from djbench.launch.process import ServerError, terminate_on_signals
+from djbench.measure import calibrate
+from djbench.plan.options import OptionError, cpu_split
+from djbench.plan.project import current
 
 
 class Command(BaseCommand):

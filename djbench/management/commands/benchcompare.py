@@ -8,11 +8,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench.analysis import load_run
-from djbench.compare import compare
-from djbench.compare_output import markdown, print_table
-from djbench.console import console_for
-from djbench.results import ResultsError
+from djbench.reports.compare import compare
+from djbench.reports.compare_output import markdown, print_table
+from djbench.reports.console import console_for
+from djbench.results.analysis import load_run
+from djbench.results.store import ResultsError
 
 
 class Command(BaseCommand):

@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench import guide
-from djbench.analysis import load_run
-from djbench.report import markdown_to_html_page
-from djbench.results import ResultsError
+from djbench.reports import guide
+from djbench.reports.report import markdown_to_html_page
+from djbench.results.analysis import load_run
+from djbench.results.store import ResultsError
 
 
 class Command(BaseCommand):

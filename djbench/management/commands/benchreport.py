@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench import report
-from djbench.analysis import load_run
-from djbench.results import ResultsError
+from djbench.reports import report
+from djbench.results.analysis import load_run
+from djbench.results.store import ResultsError
 
 
 class Command(BaseCommand):

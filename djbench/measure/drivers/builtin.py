@@ -1,0 +1,64 @@
+"""The builtin driver: runs :mod:`djbench.measure.drivers.loadgen` as its own process."""
+
+from __future__ import annotations
+
+import sys
+
+from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
+from djbench.measure.drivers.base import LoadResult, LoadSpec, marked_json
+
+
+class BuiltinDriver:
+    name = "builtin"
+    open_loop = True
+    install_hint = "it ships with djbench (needs uvloop, httptools, hdrhistogram)"
+
+    def available(self) -> bool:
+        return True
+
+    def version(self) -> str | None:
+        from djbench import __version__
+
+        return f"djbench-loadgen {__version__}"
+
+    def argv(self, spec: LoadSpec) -> list[str]:
+        argv = [
+            sys.executable,
+            "-m",
+            "djbench.measure.drivers.loadgen",
+            "--host",
+            spec.host,
+            "--port",
+            str(spec.port),
+            "--method",
+            spec.method,
+            "--path",
+            spec.path,
+            "--connections",
+            str(spec.connections),
+            "--duration",
+            str(spec.duration),
+            "--timeout",
+            str(spec.timeout),
+        ]
+        if spec.body:
+            argv += ["--body", spec.body]
+        if spec.content_type:
+            argv += ["--content-type", spec.content_type]
+        if spec.rate:
+            argv += ["--rate", str(spec.rate)]
+        return argv
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        return {}
+
+    def parse(self, stdout: str) -> LoadResult:
+        data = marked_json(stdout, MARKER, "the builtin driver")
+        return LoadResult(
+            requests=data["requests"],
+            duration_s=data["duration_s"],
+            errors=data["errors"],
+            non_2xx=data["non_2xx"],
+            latency_ms=data["latency_ms"],
+            extra={k: data[k] for k in ("status", "late_starts", "mode", "rate")},
+        )

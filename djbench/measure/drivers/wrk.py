@@ -1,0 +1,81 @@
+"""wrk (closed loop, keep-alive, C): the fast driver where the machine has it.
+
+Facts: wrk counts a response with status > 399 as a "status" error but still counts it
+in `requests`; its `timeout` errors are requests that took longer than --timeout (2 s
+by default, hence the explicit --timeout). Latency is kept in microseconds.
+--duration takes whole seconds only ("300ms" and "0.3s" print the usage and exit):
+a fractional duration is rounded up, and the real window is what wrk reports.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+from djbench.measure.drivers.base import LoadResult, LoadSpec, marked_json
+
+SCRIPT = Path(__file__).with_name("wrk_report.lua")
+MARKER = "DJBENCH-WRK "
+
+
+class WrkDriver:
+    name = "wrk"
+    open_loop = False
+    install_hint = "install wrk (Debian/Ubuntu: apt-get install wrk)"
+
+    def available(self) -> bool:
+        return shutil.which("wrk") is not None
+
+    def version(self) -> str | None:
+        wrk = shutil.which("wrk")
+        if wrk is None:
+            return None
+        out = subprocess.run([wrk, "--version"], capture_output=True, text=True, timeout=10)
+        text = (out.stdout or out.stderr).strip()
+        return text.splitlines()[0] if text else None
+
+    def argv(self, spec: LoadSpec) -> list[str]:
+        threads = max(1, min(spec.threads, spec.connections))
+        return [
+            shutil.which("wrk") or "wrk",
+            "--threads",
+            str(threads),
+            "--connections",
+            str(spec.connections),
+            "--duration",
+            f"{max(1, math.ceil(spec.duration))}s",
+            "--timeout",
+            f"{max(1, math.ceil(spec.timeout))}s",
+            "--script",
+            str(SCRIPT),
+            spec.url(),
+        ]
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        return {
+            "DJBENCH_METHOD": spec.method,
+            "DJBENCH_BODY": spec.body or "",
+            "DJBENCH_CONTENT_TYPE": spec.content_type or "",
+        }
+
+    def parse(self, stdout: str) -> LoadResult:
+        return parse_output(stdout)
+
+
+def parse_output(stdout: str) -> LoadResult:
+    """Read the line our Lua done() hook printed (wrk's own text is ignored)."""
+    data = marked_json(stdout, MARKER, "wrk")
+    errors = data["errors"]
+    lat = data["latency_us"]
+    return LoadResult(
+        requests=int(data["requests"]),
+        duration_s=data["duration_us"] / 1e6,
+        errors={k: int(errors[k]) for k in ("connect", "read", "write", "timeout")},
+        non_2xx=int(errors["status"]),
+        latency_ms={
+            k: round(lat[k] / 1000, 3) for k in ("p50", "p90", "p99", "p999", "max", "mean")
+        },
+        extra={"bytes": int(data["bytes"]), "latency_stdev_ms": round(lat["stdev"] / 1000, 3)},
+    )

@@ -1,0 +1,122 @@
+"""runbench's options, parsed and checked once into a typed value that flows down.
+
+The management command turns argparse's dict into :class:`RunOptions` (one-line
+:class:`~djbench.plan.options.OptionError` for anything wrong) and nothing below it
+reads the dict. The same value is saved in the results file and read back by
+``--resume``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from djbench.plan.options import OptionError, positive_ints, split_list
+
+MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
+PROFILES: dict[str, dict[str, Any]] = {
+    # About ten minutes over the thirteen servers on a 2-core machine.
+    "default": {"trials": 3, "duration": 3.0, "warmup": 1.0, "concurrency": [32]},
+    # About two minutes: a smoke run, too few trials for a verdict.
+    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": [32]},
+}
+
+
+class RunOptions(BaseModel):
+    """What a runbench invocation asked for (profile values already applied)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    servers: list[str] = []  # empty: every installed server
+    scenarios: list[str] = []  # empty: the profile's set from the scenario file
+    scenario_file: str | None = None
+    proxies: list[str] = ["none"]
+    workers: int = 1
+    threads: int | None = None
+    cpus: str = "auto"
+    port: int | None = None
+    profile: str = "default"
+    concurrency: list[int] = [32]
+    duration: float = 3.0
+    warmup: float = 1.0
+    trials: int = 3
+    driver: str = "auto"
+    rate: float | None = None
+    max_error_rate: float = 0.01
+    ws_idle: int = 1000
+    seed: int | None = None
+    output: str = "bench-results"
+    setup: bool = True
+
+    @property
+    def scenarios_given(self) -> bool:
+        return bool(self.scenarios)
+
+
+# Options that only steer this invocation (never saved, never resumed).
+ACTIONS = ("list", "verify_only", "resume", "no_color")
+
+
+def from_command(options: dict[str, Any]) -> RunOptions:
+    """Check every value of runbench's argparse dict; OptionError names the bad one."""
+    profile = "quick" if options.get("quick") else "default"
+    defaults = PROFILES[profile]
+
+    def pick(key: str) -> Any:
+        value = options.get(key)
+        return defaults[key] if value is None else value
+
+    concurrency = (
+        positive_ints("--concurrency", str(options["concurrency"]))
+        if options.get("concurrency") is not None
+        else list(defaults["concurrency"])
+    )
+    trials, duration, warmup = pick("trials"), pick("duration"), pick("warmup")
+    if trials < 1:
+        raise OptionError("--trials takes a whole number of at least 1")
+    if not 0 < duration <= MAX_DURATION:
+        raise OptionError(f"--duration takes seconds above 0 and at most {MAX_DURATION:.0f}")
+    if not 0 <= warmup <= MAX_DURATION:
+        raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
+    workers = options.get("workers", 1)
+    if workers < 1:
+        raise OptionError("--workers takes a whole number of at least 1")
+    threads = options.get("threads")
+    if threads is not None and threads < 1:
+        raise OptionError("--threads takes a whole number of at least 1")
+    rate = options.get("rate")
+    if rate is not None and rate <= 0:
+        raise OptionError("--rate takes requests per second above 0")
+    max_error_rate = options.get("max_error_rate", 0.01)
+    if not 0 <= max_error_rate <= 1:
+        raise OptionError("--max-error-rate takes a fraction from 0 to 1, e.g. 0.01")
+    ws_idle = options.get("ws_idle", 1000)
+    if ws_idle < 0 or ws_idle > 20000:
+        raise OptionError("--ws-idle takes a count from 0 to 20000")
+    port = options.get("port")
+    if port is not None and not 0 < port < 65536:
+        raise OptionError("--port takes a port number from 1 to 65535")
+    scenario_file = options.get("scenario_file")
+    return RunOptions(
+        servers=split_list(options.get("servers")),
+        scenarios=split_list(options.get("scenarios")),
+        scenario_file=None if scenario_file is None else str(scenario_file),
+        proxies=split_list(options.get("proxy") or "none") or ["none"],
+        workers=workers,
+        threads=threads,
+        cpus=options.get("cpus") or "auto",
+        port=port,
+        profile=profile,
+        concurrency=concurrency,
+        duration=duration,
+        warmup=warmup,
+        trials=trials,
+        driver=options.get("driver") or "auto",
+        rate=rate,
+        max_error_rate=max_error_rate,
+        ws_idle=ws_idle,
+        seed=options.get("seed"),
+        output=str(options.get("output") or "bench-results"),
+        setup=not options.get("no_setup", False),
+    )

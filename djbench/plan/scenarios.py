@@ -1,0 +1,280 @@
+"""Scenario files: which URLs to load, and what a correct answer is.
+
+A scenario file is TOML (see loadtests/default.toml). It is pure data, parsed and
+validated here; a user copies it and points it at their own project's URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SCHEMA_VERSION = 1
+Kind = Literal["http", "websocket"]
+# What a scenario stands for, for the deployment guide. Given as `workload` in the file,
+# or inferred: websocket; sync-orm / async-orm (declares SQL queries); sync-io /
+# async-io (path or name mentions sleep); trivial otherwise.
+WORKLOADS = ("trivial", "sync-orm", "async-orm", "sync-io", "async-io", "websocket")
+Workload = Literal["trivial", "sync-orm", "async-orm", "sync-io", "async-io", "websocket"]
+Parity = Literal["body", "shape", "none"]
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    status: int = 200
+    content_type: str | None = None
+    json: Literal["object", "list"] | None = None
+    keys: tuple[str, ...] = ()  # keys of the object, or of every item of the list
+    length: int | None = None  # for a list
+    contains: tuple[str, ...] = ()
+    not_contains: tuple[str, ...] = ()
+    queries: int | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str = "GET"
+    path: str = "/"
+    body: str | None = None
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """An extra request the verify gate sends (bad input and the like); never loaded."""
+
+    label: str
+    request: Request
+    expect: Expect
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    endpoint: str  # variants of one endpoint share it (parity is checked between them)
+    variant: str
+    kind: Kind
+    request: Request
+    expect: Expect
+    description: str = ""
+    interfaces: tuple[str, ...] = ("wsgi", "asgi")
+    parity: Parity = "body"
+    parity_ignore: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()
+    message: str = "djbench"  # websocket: what is sent and must come back
+    workload: str = "trivial"
+
+    def fingerprint(self) -> str:
+        """Changes whenever the definition does: results are comparable only when equal."""
+        data = json.dumps(asdict(self), sort_keys=True, default=str)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    path: Path
+    health_path: str
+    scenarios: tuple[Scenario, ...] = field(default_factory=tuple)
+    # Scenario names each runbench profile loads by default ("default", "quick").
+    profiles: dict[str, list[str]] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.scenarios]
+
+    def select(self, names: list[str] | None) -> list[Scenario]:
+        if not names:
+            return list(self.scenarios)
+        known = {s.name: s for s in self.scenarios}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise KeyError(", ".join(unknown))
+        return [known[n] for n in names]
+
+
+# --- the file's own shape, validated strictly (unknown keys and wrong types refused) ---
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _ExpectRaw(_Strict):
+    status: int = 200
+    content_type: str | None = None
+    json_: Literal["object", "list"] | None = Field(default=None, alias="json")
+    keys: list[str] = []
+    length: int | None = None
+    contains: list[str] = []
+    not_contains: list[str] = []
+    queries: int | None = None
+
+
+class _RequestRaw(_Strict):
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
+    path: str = Field(pattern=r"^/")
+    body: str | dict[str, Any] | list[Any] | None = None
+    content_type: str | None = None
+
+
+class _CheckRaw(_RequestRaw):
+    label: str | None = None
+    expect: _ExpectRaw = _ExpectRaw()
+
+
+class _ScenarioRaw(_RequestRaw):
+    name: str = Field(min_length=1)
+    endpoint: str | None = None
+    variant: str = ""
+    kind: Literal["http", "websocket"] = "http"
+    description: str = ""
+    interfaces: list[Literal["wsgi", "asgi"]] | None = None
+    parity: Literal["body", "shape", "none"] = "body"
+    parity_ignore: list[str] = []
+    checks: list[_CheckRaw] = []
+    message: str = "djbench"
+    workload: Workload | None = None
+    expect: _ExpectRaw = _ExpectRaw()
+
+
+class _FileRaw(_Strict):
+    version: Literal[1]
+    health_path: str = Field(default="/", pattern=r"^/")
+    profiles: dict[str, list[str]] = {}
+    scenario: list[_ScenarioRaw] = Field(min_length=1)
+
+
+def _where(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
+    """'scenario #3 (movies-sync): expect.status' from pydantic's error location."""
+    parts = list(loc)
+    if len(parts) >= 2 and parts[0] == "scenario" and isinstance(parts[1], int):
+        items = raw.get("scenario") or []
+        index = parts[1]
+        name = items[index].get("name") if isinstance(items[index], dict) else None
+        head = f"scenario #{index + 1}" + (f" ({name!r})" if isinstance(name, str) else "")
+        rest = parts[2:]
+    else:
+        head, rest = "", parts
+    path = ""
+    for part in rest:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return ": ".join(x for x in (head, path.replace("json_", "json")) if x) or "top level"
+
+
+def _problem(error: Any, raw: dict[str, Any]) -> str:
+    kind, message, loc = error["type"], error["msg"], tuple(error["loc"])
+    got = error.get("input")
+    if kind == "extra_forbidden":
+        message = "unknown key (a typo?)"
+    elif kind == "missing":
+        message = "required key is missing"
+    elif kind == "literal_error":
+        message = message.replace("Input should be", "must be") + f", got {got!r}"
+    elif kind == "string_pattern_mismatch":
+        message = f"must start with '/', got {got!r}"
+    elif loc == ("scenario",) and kind == "list_type":
+        message = "must be a list of tables: write [[scenario]], not [scenario]"
+    else:
+        message = message.replace("Input should be", "must be") + f", got {got!r}"
+    return f"{_where(loc, raw)}: {message}"
+
+
+def _request(raw: _RequestRaw) -> Request:
+    body = raw.body
+    if body is not None and not isinstance(body, str):
+        body = json.dumps(body, separators=(",", ":"))
+    content_type = raw.content_type or ("application/json" if body is not None else None)
+    return Request(method=raw.method, path=raw.path, body=body, content_type=content_type)
+
+
+def _expect(raw: _ExpectRaw) -> Expect:
+    return Expect(
+        status=raw.status,
+        content_type=raw.content_type,
+        json=raw.json_,
+        keys=tuple(raw.keys),
+        length=raw.length,
+        contains=tuple(raw.contains),
+        not_contains=tuple(raw.not_contains),
+        queries=raw.queries,
+    )
+
+
+def _scenario(raw: _ScenarioRaw) -> Scenario:
+    checks = tuple(
+        Check(
+            label=c.label or f"check {i + 1}",
+            request=_request(c),
+            expect=_expect(c.expect),
+        )
+        for i, c in enumerate(raw.checks)
+    )
+    interfaces = raw.interfaces or (["asgi"] if raw.kind == "websocket" else ["wsgi", "asgi"])
+    return Scenario(
+        name=raw.name,
+        endpoint=raw.endpoint or raw.name,
+        variant=raw.variant,
+        kind=raw.kind,
+        request=_request(raw),
+        expect=_expect(raw.expect),
+        description=raw.description,
+        interfaces=tuple(interfaces),
+        parity=raw.parity,
+        parity_ignore=tuple(raw.parity_ignore),
+        checks=checks,
+        message=raw.message,
+        workload=raw.workload or _infer_workload(raw),
+    )
+
+
+def _infer_workload(raw: _ScenarioRaw) -> str:
+    if raw.kind == "websocket":
+        return "websocket"
+    variant = "async" if raw.variant.startswith("async") else "sync"
+    text = f"{raw.name} {raw.path}".lower()
+    if "sleep" in text:
+        return f"{variant}-io"
+    if raw.expect.queries:
+        return f"{variant}-orm"
+    return "trivial"
+
+
+def load(path: Path) -> ScenarioFile:
+    """A scenario file, validated; ScenarioError names the file, scenario and key path."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"scenario file {path} is a folder") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path} is not a text file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path} is not valid TOML: {exc}") from None
+    try:
+        raw = _FileRaw.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        raise ScenarioError(f"{path}: {_problem(errors[0], data)}{more}") from None
+    scenarios = tuple(_scenario(r) for r in raw.scenario)
+    names = [s.name for s in scenarios]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ScenarioError(f"{path}: duplicate scenario name(s) {', '.join(duplicates)}")
+    for profile, members in raw.profiles.items():
+        unknown = [n for n in members if n not in names]
+        if unknown:
+            raise ScenarioError(f"{path}: profiles.{profile} names unknown {', '.join(unknown)}")
+    return ScenarioFile(
+        path=path, health_path=raw.health_path, scenarios=scenarios, profiles=dict(raw.profiles)
+    )

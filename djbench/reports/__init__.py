@@ -1,0 +1,1 @@
+"""Stage 5, reports: presenters that read results only (console, report, compare, guide)."""

@@ -1,0 +1,89 @@
+"""How a comparison is shown: a rich table for people, Markdown and JSON for CI."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from djbench.reports.compare import Comparison, MetricResult, PairResult
+from djbench.reports.words import md_cell, md_text
+
+STYLE = {"worse": "red", "better": "green", "inconclusive": "", "not comparable": "yellow"}
+
+
+def _metric(m: MetricResult | None) -> str:
+    if m is None or m.ratio is None:
+        return ""
+    ci = f" [{m.ci[0]:.2f}-{m.ci[1]:.2f}]" if m.ci else ""
+    p = "" if m.p_value is None else f" p={m.p_value:.3g}"
+    return f"x{m.ratio:.3f}{ci}{p}"
+
+
+def _by_metric(pair: PairResult) -> dict[str, MetricResult]:
+    return {m.metric: m for m in pair.metrics}
+
+
+def _headline(c: Comparison) -> str:
+    counts = ", ".join(f"{n} {v}" for v, n in c.counts().items() if n)
+    return (
+        f"{c.base} -> {c.new}: {counts} (threshold {c.threshold:.0%}, alpha {c.alpha}; "
+        "ratios are NEW/BASE medians with 95% bootstrap intervals)"
+    )
+
+
+def print_table(console: Console, c: Comparison) -> None:
+    if c.plan_differences:
+        console.print(
+            "[yellow]The runs were not made the same way:[/] "
+            + escape("; ".join(c.plan_differences))
+        )
+    few = next((m.note for p in c.pairs for m in p.metrics if "too few" in m.note), None)
+    if few:
+        console.print(f"[yellow]Some pairs cannot reach a verdict:[/] {escape(few)}")
+    table = Table(title=escape(_headline(c)), title_justify="left")
+    for column in ("server", "scenario", "conc.", "verdict", "req/s", "p99", "peak PSS", "why"):
+        table.add_column(column)
+    for pair in c.pairs:
+        m = _by_metric(pair)
+        style = STYLE[pair.verdict]
+        verdict = f"[{style}]{pair.verdict}[/]" if style else pair.verdict
+        notes = [
+            x.note for x in pair.metrics if x.verdict == "inconclusive" and "too few" in x.note
+        ]
+        why = "; ".join(pair.reasons + notes[:1])
+        table.add_row(
+            pair.label,
+            pair.scenario,
+            str(pair.concurrency),
+            verdict,
+            _metric(m.get("rps")),
+            _metric(m.get("p99")),
+            _metric(m.get("pss_peak")),
+            escape(why),
+        )
+    console.print(table)
+
+
+def markdown(c: Comparison) -> str:
+    lines = [f"# benchcompare: {c.base} -> {c.new}", "", _headline(c), ""]
+    if c.plan_differences:
+        lines += ["**Not made the same way:** " + md_text("; ".join(c.plan_differences)), ""]
+    lines += [
+        "| server | scenario | conc. | verdict | req/s | p99 | peak PSS | why |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for pair in c.pairs:
+        m = _by_metric(pair)
+        cells = [
+            pair.label,
+            pair.scenario,
+            str(pair.concurrency),
+            f"**{pair.verdict}**",
+            _metric(m.get("rps")),
+            _metric(m.get("p99")),
+            _metric(m.get("pss_peak")),
+            "; ".join(pair.reasons),
+        ]
+        lines.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,189 @@
+"""What runbench prints: the server list, the verify matrix and the results (rich tables)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from djbench.launch.proxy import caddy_missing
+from djbench.launch.servers import SERVERS
+from djbench.plan.scenarios import Scenario
+from djbench.reports.words import say
+from djbench.results.analysis import per_100mb
+from djbench.results.model import Notice, PairResult, RunDocument
+
+MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
+
+
+def console_for(stream: Any, no_color: bool = False) -> Console:
+    return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False, width=160)
+
+
+def print_list(console: Console, scenarios: list[Scenario], scenario_file: str) -> None:
+    table = Table(title="Servers", title_justify="left")
+    for column in ("name", "interface", "WebSocket", "installed", "what it is"):
+        # Keep the install command on one line, ready to copy.
+        table.add_column(column, no_wrap=column != "what it is")
+    for spec in SERVERS.values():
+        missing = spec.missing()
+        installed = "yes" if not missing else f'no: pip install "djbench[{spec.extra}]"'
+        table.add_row(
+            spec.name,
+            spec.interface.upper(),
+            "yes" if spec.websocket else "no",
+            escape(installed),
+            escape(spec.summary),
+        )
+    console.print(table)
+    caddy = 'no: pip install "djbench[caddy]"' if caddy_missing() else "yes"
+    console.print(f"Proxies: none, caddy (installed: {escape(caddy)})\n")
+    scen = Table(title=f"Scenarios ({scenario_file})", title_justify="left")
+    for column in ("name", "kind", "request", "SQL queries", "what it measures"):
+        scen.add_column(column)
+    for s in scenarios:
+        queries = "" if s.expect.queries is None else str(s.expect.queries)
+        scen.add_row(
+            escape(s.name),
+            s.kind,
+            escape(f"{s.request.method} {s.request.path}"),
+            queries,
+            escape(s.description),
+        )
+    console.print(scen)
+
+
+def print_skipped(console: Console, skipped: dict[str, Notice]) -> None:
+    for name, why in skipped.items():
+        console.print(f"[yellow]skipped[/] {escape(name)}: {escape(say(why))}")
+
+
+def print_gate(console: Console, label: str, startup: float | None, error: str) -> None:
+    """One line as each deployment of the verify gate finishes."""
+    state = "[red]failed[/]" if error else "[green]verified[/]"
+    took = "" if startup is None else f" (ready in {startup:.1f}s)"
+    console.print(f"{state} {escape(label)}{took}")
+    if error:
+        console.print(f"    {escape(error)}")
+
+
+def print_matrix(console: Console, document: RunDocument) -> None:
+    """The verify gate's matrix: a row per deployment, a column per endpoint."""
+    endpoints: dict[str, list[str]] = defaultdict(list)
+    for name, meta in document.plan.scenarios.items():
+        endpoints[meta.endpoint or name].append(name)
+    variants = {name: meta.variant for name, meta in document.plan.scenarios.items()}
+    rows: dict[str, dict[str, PairResult]] = defaultdict(dict)
+    for entry in document.results:
+        rows[entry.label][entry.scenario] = entry
+    table = Table(title="Verify gate", title_justify="left")
+    table.add_column("server")
+    table.add_column("start (s)", justify="right")
+    for endpoint, names in endpoints.items():
+        label = endpoint + ("\n" + "/".join(variants[n] for n in names if variants[n]) or "")
+        table.add_column(escape(label.strip()), justify="center")
+    reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for label, by_scenario in rows.items():
+        startup = next(iter(by_scenario.values())).startup_seconds
+        row = [escape(label), "" if startup is None else f"{startup:.1f}"]
+        for names in endpoints.values():
+            cell = ""
+            for name in names:
+                found = by_scenario.get(name)
+                if found is None:
+                    continue
+                cell += MARKS.get(found.status, "?")
+                if found.status != "ok":
+                    reasons[(found.status, say(found.reason))].append(f"{label}:{name}")
+            row.append(cell)
+        table.add_row(*row)
+    console.print(table)
+    console.print("✓ ok   - incompatible   ✗ failed")
+    for (status, reason), pairs in sorted(reasons.items()):
+        style = "yellow" if status == "incompatible" else "red"
+        console.print(f"[{style}]{status}[/]: {escape(reason)}")
+        console.print(f"    {escape(_summarise(pairs))}")
+
+
+def _summarise(pairs: list[str], limit: int = 8) -> str:
+    shown = ", ".join(pairs[:limit])
+    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def _rps_cell(entry: PairResult) -> str:
+    rps = entry.summary.rps
+    if not rps.n or rps.median is None:
+        return ""
+    spread = f" ±{(rps.iqr or 0) / 2:,.0f}" if rps.n > 1 else ""
+    return f"{rps.median:,.0f}{spread}"
+
+
+def print_results(console: Console, document: RunDocument) -> None:
+    """One table per scenario, fastest first; then what was not ranked, with reasons."""
+    by_scenario: dict[str, list[PairResult]] = defaultdict(list)
+    for entry in document.results:
+        by_scenario[entry.scenario].append(entry)
+    for scenario, entries in by_scenario.items():
+        ranked = sorted(
+            (e for e in entries if e.status == "ok" and e.trials),
+            key=lambda e: -(e.summary.rps.median or 0),
+        )
+        if not ranked:
+            continue
+        table = Table(title=escape(scenario), title_justify="left")
+        for column in (
+            "server",
+            "proxy",
+            "conc.",
+            "req/s (median ±IQR/2)",
+            "p50 ms",
+            "p99 ms",
+            "errors",
+            "PSS idle MB",
+            "PSS peak MB",
+            "req/s per 100 MB",
+        ):
+            table.add_column(column, justify="left" if column in ("server", "proxy") else "right")
+        for e in ranked:
+            s, m = e.summary, e.memory_mb
+            table.add_row(
+                e.server,
+                e.proxy,
+                str(e.concurrency),
+                _rps_cell(e),
+                _fmt(s.latency_p50_ms.median, 2),
+                _fmt(s.latency_p99_ms.median, 2),
+                str(s.errors + s.non_2xx),
+                _fmt(m.pss_idle),
+                _fmt(m.pss_peak),
+                _fmt(per_100mb(e), 0),
+            )
+        console.print(table)
+        for e in ranked:
+            for warning in e.summary.warnings:
+                console.print(f"[yellow]warning[/] {e.server}/{e.proxy}: {escape(say(warning))}")
+    unranked = [e for e in document.results if e.status != "ok"]
+    if unranked:
+        console.print("Not ranked:")
+        for e in unranked:
+            console.print(
+                f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{e.status}[/] "
+                f"{e.server}/{e.proxy} {escape(e.scenario)}: {escape(say(e.reason))}"
+            )
+    for e in document.results:
+        w = e.ws_idle
+        if w is None:
+            continue
+        short = f" of {w.requested} asked" if w.opened < w.requested else ""
+        console.print(
+            f"{e.server}/{e.proxy}: {w.opened}{short} idle WebSocket connections, "
+            f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MB "
+            f"({_fmt(w.per_connection_kb)} KB per connection)"
+        )

@@ -1,0 +1,311 @@
+"""The deployment choice guide: server facts, and recommendations drawn from a run.
+
+Nothing here names a winner in advance: every recommendation is computed from the
+results file, names the figures that justify it, says "tie" when the trial ranges
+overlap, and never recommends a pair that was not `ok` (incompatible, failed,
+invalid) or that served fewer connections than were offered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from djbench.launch.servers import SERVERS
+from djbench.reports.words import md_cell, md_text, say
+from djbench.results.analysis import UNDERSERVED, Pair, Run
+
+WORKLOAD_TITLES = {
+    "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
+    "async-orm": "Async views with the async ORM",
+    "async-io": "Async I/O-bound views (awaiting slow I/O)",
+    "sync-io": "Sync views that block on slow I/O",
+    "trivial": "Trivial responses (the server's own cost per request)",
+    "websocket": "WebSockets (Channels)",
+}
+# A scenario of each workload in the sample project's loadtests/default.toml.
+EXAMPLES = {
+    "sync-orm": "movies-sync",
+    "async-orm": "movies-async",
+    "async-io": "sleep-async",
+    "sync-io": "sleep-sync",
+    "trivial": "health-sync",
+    "websocket": "ws-echo",
+}
+
+
+@dataclass
+class Recommendation:
+    workload: str
+    title: str
+    text: str
+    winners: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+
+def workload_of(run: Run, scenario: str) -> str:
+    meta = run.plan.scenarios.get(scenario)
+    return meta.workload if meta is not None else "trivial"
+
+
+def _range(pair: Pair) -> tuple[float, float]:
+    values = pair.series("rps")
+    return (min(values), max(values)) if values else (0.0, 0.0)
+
+
+def _underserved(pair: Pair) -> str | None:
+    warning = pair.warning(UNDERSERVED)
+    return None if warning is None else say(warning)
+
+
+def _deploy_file(server: str) -> str:
+    spec = SERVERS.get(server)
+    return f"deploy/{spec.deploy_file}" if spec else "deploy/"
+
+
+def _fmt(pair: Pair) -> str:
+    rps = pair.median("rps") or 0
+    low, high = _range(pair)
+    p99 = pair.median("p99")
+    pss = pair.memory("pss_peak")
+    parts = [f"{rps:,.0f} req/s (trials {low:,.0f}-{high:,.0f})"]
+    if p99 is not None:
+        parts.append(f"p99 {p99:,.1f} ms")
+    if pss is not None:
+        parts.append(f"peak PSS {pss:,.1f} MB")
+    return ", ".join(parts)
+
+
+def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, str]]]:
+    """(winners: the best and every pair whose trial range overlaps it, excluded+why)."""
+    excluded: list[tuple[Pair, str]] = []
+    eligible = []
+    for pair in pairs:
+        if not pair.ok:
+            excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
+        elif (why := _underserved(pair)) is not None:
+            excluded.append((pair, why))
+        else:
+            eligible.append(pair)
+    eligible.sort(key=lambda p: -(p.median("rps") or 0))
+    if not eligible:
+        return [], excluded
+    top_low, _ = _range(eligible[0])
+    winners = [eligible[0]] + [p for p in eligible[1:] if _range(p)[1] >= top_low]
+    return winners, excluded
+
+
+def _throughput_text(scenario: str, winners: list[Pair], runner_up: Pair | None) -> str:
+    lead = winners[0]
+    if len(winners) > 1:
+        names = ", ".join(f"{w.label} ({_fmt(w)})" for w in winners)
+        return (
+            f"On `{scenario}`: a tie between {names}: their trial ranges overlap, so this "
+            "run cannot separate them; choose on the other criteria below. Start from "
+            + ", ".join(f"`{_deploy_file(w.server)}`" for w in winners)
+            + "."
+        )
+    text = f"On `{scenario}`: **{lead.label}**, {_fmt(lead)}"
+    if runner_up is not None:
+        ratio = (lead.median("rps") or 0) / (runner_up.median("rps") or 1)
+        text += f"; next {runner_up.label}, {_fmt(runner_up)} ({ratio:.2f}x)"
+    return text + f". Start from `{_deploy_file(lead.server)}`."
+
+
+def throughput_recommendations(run: Run) -> list[Recommendation]:
+    found = []
+    by_workload: dict[str, list[str]] = {}
+    for scenario in run.scenarios():
+        by_workload.setdefault(workload_of(run, scenario), []).append(scenario)
+    for workload, title in WORKLOAD_TITLES.items():
+        lines: list[str] = []
+        winners_all: list[str] = []
+        excluded_all: list[str] = []
+        for scenario in by_workload.get(workload, []):
+            direct = [p for p in run.by_scenario(scenario) if p.proxy == "none"]
+            levels = sorted({p.concurrency or 0 for p in direct})
+            for level in levels:
+                pairs = [p for p in direct if (p.concurrency or 0) == level]
+                winners, excluded = best_by_throughput(pairs)
+                name = f"{scenario} at concurrency {level}"
+                if not winners:
+                    lines.append(
+                        f"On `{name}`: no server answered correctly; nothing to recommend."
+                    )
+                else:
+                    ranked = sorted(
+                        (p for p in pairs if p.ok and p not in winners and not _underserved(p)),
+                        key=lambda p: -(p.median("rps") or 0),
+                    )
+                    lines.append(_throughput_text(name, winners, ranked[0] if ranked else None))
+                    winners_all += [w.label for w in winners]
+                excluded_all += [f"{p.label} on {scenario}: {why}" for p, why in excluded]
+        if not lines:
+            example = EXAMPLES.get(workload)
+            hint = f" (in loadtests/default.toml: `{example}`)" if example else ""
+            text = (
+                f"Not measured in this run: add a scenario of workload `{workload}` "
+                f"to --scenarios{hint}."
+            )
+        else:
+            text = "\n".join(f"- {line}" for line in lines)
+        if workload == "websocket":
+            text += _ws_idle_text(run)
+        found.append(Recommendation(workload, title, text, sorted(set(winners_all)), excluded_all))
+    return found
+
+
+def _ws_idle_text(run: Run) -> str:
+    idle = [
+        (p, w, kb)
+        for p in run.pairs
+        if (w := p.entry.ws_idle) is not None and (kb := w.per_connection_kb)
+    ]
+    if not idle:
+        return ""
+    idle.sort(key=lambda pwk: pwk[2])
+    best, w, kb = idle[0]
+    rest = "; ".join(f"{p.label} {k:,.1f} KB" for p, _, k in idle[1:])
+    short = [
+        f"{p.label} opened {x.opened:,} of {x.requested:,}"
+        for p, x, _ in idle
+        if x.opened < x.requested
+    ]
+    return (
+        f"\n- Idle connections: **{best.label}** held {w.opened:,} idle connections for "
+        f"{kb:,.1f} KB of PSS each"
+        + (f" (others: {rest})" if rest else "")
+        + "."
+        + (f" Fewer connections opened than asked: {'; '.join(short)}." if short else "")
+    )
+
+
+def memory_recommendation(run: Run) -> Recommendation:
+    ok = [p for p in run.pairs if p.ok and p.proxy == "none" and p.memory("pss_peak")]
+    if not ok:
+        return Recommendation("memory", "Memory-constrained hosts", "Not measured in this run.")
+    per_server: dict[str, Pair] = {}
+    for pair in ok:  # each server's worst (largest) peak over every scenario
+        current = per_server.get(pair.label)
+        if current is None or (pair.memory("pss_peak") or 0) > (current.memory("pss_peak") or 0):
+            per_server[pair.label] = pair
+    ranked = sorted(per_server.values(), key=lambda p: p.memory("pss_peak") or 0)
+    lead = ranked[0]
+    lines = [
+        f"- Smallest footprint: **{lead.label}**, peak PSS {lead.memory('pss_peak'):,.1f} MB "
+        f"under load (idle {lead.memory('pss_idle') or 0:,.1f} MB; largest worker USS "
+        f"{lead.memory('uss_worker_peak') or lead.memory('uss_peak') or 0:,.1f} MB, the cost "
+        f"of one more worker). Start from `{_deploy_file(lead.server)}`."
+    ]
+    if len(ranked) > 1:
+        lines.append(
+            "- Then: "
+            + ", ".join(f"{p.label} {p.memory('pss_peak'):,.1f} MB" for p in ranked[1:6])
+            + "."
+        )
+    efficient = sorted(
+        (p for p in ok if not _underserved(p)), key=lambda p: -(p.rps_per_100mb() or 0)
+    )
+    if efficient:
+        e = efficient[0]
+        lines.append(
+            f"- Most requests per MB: **{e.label}** on `{e.scenario}`, "
+            f"{e.rps_per_100mb() or 0:,.0f} req/s per 100 MB of peak PSS."
+        )
+    return Recommendation("memory", "Memory-constrained hosts", "\n".join(lines), [lead.label])
+
+
+def proxy_recommendation(run: Run) -> Recommendation:
+    direct = {
+        (p.server, p.scenario, p.concurrency): p for p in run.pairs if p.proxy == "none" and p.ok
+    }
+    rows = []
+    for pair in run.pairs:
+        if pair.proxy == "none" or not pair.ok:
+            continue
+        base = direct.get((pair.server, pair.scenario, pair.concurrency))
+        if base is None:
+            continue
+        ratio = (pair.median("rps") or 0) / (base.median("rps") or 1)
+        caddy = pair.entry.proxy_memory_mb.pss_peak if pair.entry.proxy_memory_mb else None
+        rows.append((pair, base, ratio, caddy))
+    if not rows:
+        return Recommendation(
+            "proxy",
+            "Behind a reverse proxy (Caddy)",
+            "Not measured in this run: run with `--proxy none,caddy`.",
+        )
+    rows.sort(key=lambda r: -r[2])
+    lines = []
+    for pair, base, ratio, caddy in rows:
+        memory = f"; Caddy itself peaked at {caddy:,.1f} MB PSS" if caddy else ""
+        lines.append(
+            f"- {pair.server} on `{pair.scenario}`: {base.median('rps') or 0:,.0f} req/s "
+            f"direct, {pair.median('rps') or 0:,.0f} behind Caddy ({ratio:.2f}x){memory}."
+        )
+    best = rows[0][0]
+    lines.insert(
+        0,
+        f"- Least affected by the proxy: **{best.server}** (its ratio is the "
+        "highest below). Start from `deploy/Caddyfile`.",
+    )
+    return Recommendation(
+        "proxy", "Behind a reverse proxy (Caddy)", "\n".join(lines), [best.server]
+    )
+
+
+def recommendations(run: Run) -> list[Recommendation]:
+    return [*throughput_recommendations(run), memory_recommendation(run), proxy_recommendation(run)]
+
+
+def features_markdown(run: Run) -> str:
+    packages = run.environment.packages
+    lines = [
+        "| server | interface | WebSocket | HTTP/2 | HTTP/3 | graceful reload | "
+        "worker recycling | process model | facts checked with | in this run |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for spec in SERVERS.values():
+        f = spec.features
+        package = spec.executable if spec.executable != "uwsgi" else "uwsgi"
+        version = packages.get(package) or packages.get(spec.extra) or "not installed"
+        cells = [
+            spec.name,
+            spec.interface.upper(),
+            "yes" if spec.websocket else "no",
+            f.http2,
+            f.http3,
+            f.reload,
+            f.recycle,
+            f.process_model,
+            f.checked_with,
+            version,
+        ]
+        lines.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown(run: Run) -> str:
+    env = run.environment
+    db = env.database
+    plan = run.plan
+    out = [
+        f"# Deployment guide for run {run.run_id}",
+        "",
+        f"Measured on {env.cpu_model or '?'} ({env.cpu_count or '?'} CPUs), "
+        f"Python {env.python or '?'}, Django {env.django or '?'}, database "
+        f"{db.vendor or '?'}, channel layer {env.channel_layer or '?'}; "
+        f"{plan.workers} worker(s) per server, server CPUs "
+        f"{plan.server_cpus or 'unpinned'}, "
+        f"driver CPUs {plan.driver_cpus or 'unpinned'}, {plan.trials or '?'} "
+        f"trials of {plan.duration or '?'} s with {plan.driver or '?'}.",
+        "These recommendations hold for this project on this machine with these settings; "
+        "measure yours with `python manage.py runbench`.",
+        "",
+        "## Recommendations by workload",
+    ]
+    for rec in recommendations(run):
+        out += ["", f"### {rec.title}", "", rec.text]
+        if rec.excluded:
+            out += ["", "Not recommended here:"] + [f"- {md_text(e)}" for e in rec.excluded]
+    out += ["", "## What each server supports", "", features_markdown(run), ""]
+    return "\n".join(out)

@@ -1,0 +1,424 @@
+"""benchreport: an HTML page (self-contained: inline SVG and CSS, no network) and the
+same content as Markdown, built from results files only."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from djbench.reports import charts
+from djbench.reports.words import md_cell, md_text, say
+from djbench.results.analysis import Pair, Run
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    intro: str = ""
+    svg: SafeString | None = None
+    headers: list[str] = field(default_factory=list)
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    preformatted: list[str] = field(default_factory=list)
+
+
+def _n(value: float | None, digits: int = 0) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def _label(pair: Pair, many_runs: bool) -> str:
+    label = pair.label if pair.concurrency is None else f"{pair.label} c{pair.concurrency}"
+    return f"{label} [{pair.run_id[-6:]}]" if many_runs else label
+
+
+def scenario_sections(runs: list[Run]) -> list[Section]:
+    many = len(runs) > 1
+    sections = []
+    scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
+    for scenario in scenarios:
+        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok]
+        if not pairs:
+            continue
+        pairs.sort(key=lambda p: -(p.median("rps") or 0))
+        labels = [_label(p, many) for p in pairs]
+        rps = [p.median("rps") or 0 for p in pairs]
+        low = [min(p.series("rps")) for p in pairs]
+        high = [max(p.series("rps")) for p in pairs]
+        section = Section(
+            id=f"scenario-{scenario}",
+            title=f"Throughput: {scenario}",
+            intro="Median req/s over trials; whiskers span the slowest and fastest trial.",
+            svg=mark_safe(charts.hbar(f"{scenario}: req/s", labels, rps, "req/s", low, high)),
+            headers=[
+                "server",
+                "proxy",
+                "conc.",
+                "trials",
+                "req/s median",
+                "min-max",
+                "p50 ms",
+                "p99 ms",
+                "errors",
+                "PSS idle MB",
+                "PSS peak MB",
+                "req/s per 100 MB",
+            ],
+        )
+        for p in pairs:
+            s = p.entry.summary
+            section.rows.append(
+                [
+                    p.server,
+                    p.proxy,
+                    str(p.concurrency),
+                    str(len(p.valid_trials)),
+                    _n(p.median("rps")),
+                    f"{min(p.series('rps')):,.0f}-{max(p.series('rps')):,.0f}",
+                    _n(p.median("p50"), 2),
+                    _n(p.median("p99"), 2),
+                    str(s.errors + s.non_2xx),
+                    _n(p.memory("pss_idle"), 1),
+                    _n(p.memory("pss_peak"), 1),
+                    _n(p.rps_per_100mb()),
+                ]
+            )
+            section.notes += [f"{p.label}: {say(w)}" for w in s.warnings]
+        sections.append(section)
+    return sections
+
+
+def latency_sections(runs: list[Run]) -> list[Section]:
+    many = len(runs) > 1
+    sections = []
+    scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
+    for scenario in scenarios:
+        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok]
+        levels = sorted({p.concurrency or 0 for p in pairs})
+        if not pairs:
+            continue
+        by_server: dict[str, dict[int, Pair]] = defaultdict(dict)
+        for p in pairs:
+            name = f"{p.label} [{p.run_id[-6:]}]" if many else p.label
+            by_server[name][p.concurrency or 0] = p
+        section = Section(
+            id=f"latency-{scenario}",
+            title=f"Latency: {scenario}",
+            headers=["server", "concurrency", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"],
+        )
+        if len(levels) > 1:
+            series: dict[str, list[float | None]] = {}
+            for name, by_level in by_server.items():
+                series[f"{name} p50"] = [
+                    by_level[c].median("p50") if c in by_level else None for c in levels
+                ]
+                series[f"{name} p99"] = [
+                    by_level[c].median("p99") if c in by_level else None for c in levels
+                ]
+            section.svg = mark_safe(
+                charts.lines(f"{scenario}: p50 and p99 latency", levels, series, "ms")
+            )
+        else:
+            names = list(by_server)
+            section.intro = "One concurrency level was run: p50 and p99 side by side."
+            section.svg = mark_safe(
+                charts.grouped(
+                    f"{scenario}: latency at concurrency {levels[0]}",
+                    names,
+                    {
+                        "p50": [by_server[n][levels[0]].median("p50") or 0 for n in names],
+                        "p99": [by_server[n][levels[0]].median("p99") or 0 for n in names],
+                    },
+                    "ms",
+                )
+            )
+        for name, by_level in by_server.items():
+            for level, p in sorted(by_level.items()):
+                section.rows.append(
+                    [name, str(level)]
+                    + [_n(p.median(m), 2) for m in ("p50", "p90", "p99", "p999", "max")]
+                )
+        sections.append(section)
+    return sections
+
+
+def memory_section(runs: list[Run]) -> Section | None:
+    many = len(runs) > 1
+    worst: dict[str, Pair] = {}
+    for run in runs:
+        for p in run.pairs:
+            if p.ok and p.memory("pss_peak"):
+                name = f"{p.label} [{p.run_id[-6:]}]" if many else p.label
+                if name not in worst or (p.memory("pss_peak") or 0) > (
+                    worst[name].memory("pss_peak") or 0
+                ):
+                    worst[name] = p
+    if not worst:
+        return None
+    names = sorted(worst, key=lambda n: worst[n].memory("pss_peak") or 0)
+    section = Section(
+        id="memory",
+        title="Memory (PSS of the whole process tree)",
+        intro="PSS splits shared pages between the processes sharing them, so the tree's sum "
+        "is its real footprint. Peak is the largest over every scenario; the largest "
+        "worker's USS is the cost of one more worker. The proxy is listed apart.",
+        svg=mark_safe(
+            charts.grouped(
+                "Memory per server (MB)",
+                names,
+                {
+                    "PSS idle": [worst[n].memory("pss_idle") or 0 for n in names],
+                    "PSS peak": [worst[n].memory("pss_peak") or 0 for n in names],
+                    "largest worker USS": [worst[n].memory("uss_worker_peak") or 0 for n in names],
+                },
+                "MB",
+            )
+        ),
+        headers=[
+            "server",
+            "processes",
+            "PSS idle MB",
+            "PSS peak MB",
+            "PSS after MB",
+            "USS peak MB",
+            "largest worker USS MB",
+            "RSS peak MB",
+            "proxy PSS peak MB",
+        ],
+    )
+    for n in names:
+        p = worst[n]
+        proxy = p.entry.proxy_memory_mb.pss_peak if p.entry.proxy_memory_mb else None
+        section.rows.append(
+            [
+                n,
+                str(p.memory("processes") or ""),
+                _n(p.memory("pss_idle"), 1),
+                _n(p.memory("pss_peak"), 1),
+                _n(p.memory("pss_after"), 1),
+                _n(p.memory("uss_peak"), 1),
+                _n(p.memory("uss_worker_peak"), 1),
+                _n(p.memory("rss_peak"), 1),
+                _n(proxy, 1),
+            ]
+        )
+    idle = [(p, w) for run in runs for p in run.pairs if (w := p.entry.ws_idle) is not None]
+    section.notes += [
+        f"{p.label}: {w.opened} idle WebSocket connections"
+        + (f" (of {w.requested} asked: fewer opened)" if w.opened < w.requested else "")
+        + f", PSS {w.pss_before_mb} -> {w.pss_with_mb} MB ({w.per_connection_kb} KB each)"
+        for p, w in idle
+    ]
+    return section
+
+
+def efficiency_section(runs: list[Run]) -> Section | None:
+    many = len(runs) > 1
+    pairs = [p for run in runs for p in run.pairs if p.ok and p.rps_per_100mb()]
+    if not pairs:
+        return None
+    pairs.sort(key=lambda p: -(p.rps_per_100mb() or 0))
+    labels = [f"{_label(p, many)} {p.scenario}" for p in pairs]
+    return Section(
+        id="efficiency",
+        title="Requests per second per 100 MB of peak PSS",
+        svg=mark_safe(
+            charts.hbar(
+                "req/s per 100 MB of PSS",
+                labels,
+                [p.rps_per_100mb() or 0 for p in pairs],
+                "req/s per 100 MB",
+            )
+        ),
+        headers=["server", "scenario", "req/s per 100 MB"],
+        rows=[[_label(p, many), p.scenario, _n(p.rps_per_100mb())] for p in pairs],
+    )
+
+
+def proxy_section(runs: list[Run]) -> Section | None:
+    rows = []
+    labels: list[str] = []
+    direct_rps: list[float] = []
+    caddy_rps: list[float] = []
+    for run in runs:
+        direct = {
+            (p.server, p.scenario, p.concurrency): p
+            for p in run.pairs
+            if p.proxy == "none" and p.ok
+        }
+        for p in run.pairs:
+            base = direct.get((p.server, p.scenario, p.concurrency))
+            if p.proxy == "none" or not p.ok or base is None:
+                continue
+            ratio = (p.median("rps") or 0) / (base.median("rps") or 1)
+            labels.append(f"{p.server} {p.scenario}")
+            direct_rps.append(base.median("rps") or 0)
+            caddy_rps.append(p.median("rps") or 0)
+            caddy_mem = p.entry.proxy_memory_mb.pss_peak if p.entry.proxy_memory_mb else None
+            rows.append(
+                [
+                    p.server,
+                    p.scenario,
+                    str(p.concurrency),
+                    _n(base.median("rps")),
+                    _n(p.median("rps")),
+                    f"{ratio:.2f}",
+                    _n(base.median("p99"), 2),
+                    _n(p.median("p99"), 2),
+                    _n(caddy_mem, 1),
+                ]
+            )
+    if not rows:
+        return None
+    return Section(
+        id="proxy",
+        title="Direct vs behind Caddy",
+        svg=mark_safe(
+            charts.grouped(
+                "req/s direct and behind Caddy",
+                labels,
+                {"direct": direct_rps, "behind Caddy": caddy_rps},
+                "req/s",
+            )
+        ),
+        headers=[
+            "server",
+            "scenario",
+            "conc.",
+            "req/s direct",
+            "req/s via Caddy",
+            "ratio",
+            "p99 direct ms",
+            "p99 via Caddy ms",
+            "Caddy PSS peak MB",
+        ],
+        rows=rows,
+    )
+
+
+def unranked_section(runs: list[Run]) -> Section:
+    rows = [
+        [p.server, p.proxy, p.scenario, str(p.concurrency), p.status, say(p.reason)]
+        for run in runs
+        for p in run.pairs
+        if p.status != "ok"
+    ]
+    return Section(
+        id="not-ranked",
+        title="Failed, invalid and incompatible pairs",
+        intro="" if rows else "Every pair answered correctly and was ranked.",
+        headers=["server", "proxy", "scenario", "conc.", "status", "reason"] if rows else [],
+        rows=rows,
+    )
+
+
+def environment_section(runs: list[Run]) -> Section:
+    section = Section(
+        id="environment", title="Environment and plan", headers=["", *[run.run_id for run in runs]]
+    )
+    keys: list[tuple[str, Callable[[Run], object]]] = [
+        ("date", lambda r: r.environment.date),
+        ("status", lambda r: r.document.status),
+        ("git SHA", lambda r: r.environment.git_sha),
+        ("Python", lambda r: r.environment.python),
+        ("Django", lambda r: r.environment.django),
+        ("CPU", lambda r: f"{r.environment.cpu_model} x{r.environment.cpu_count}"),
+        ("database", lambda r: r.environment.database.vendor),
+        ("channel layer", lambda r: r.environment.channel_layer),
+        ("middleware profile", lambda r: r.environment.middleware_profile),
+        ("driver", lambda r: f"{r.plan.driver} ({r.environment.tools.get('driver')})"),
+        ("loop / keep-alive", lambda r: f"{r.plan.loop} / {r.plan.keep_alive}"),
+        ("workers / threads", lambda r: f"{r.plan.workers} / {r.plan.threads or 'server default'}"),
+        (
+            "server CPUs / driver CPUs",
+            lambda r: f"{r.plan.server_cpus} / {r.plan.driver_cpus} ({r.plan.pinning})",
+        ),
+        (
+            "trials x window (warm-up)",
+            lambda r: f"{r.plan.trials} x {r.plan.duration} s ({r.plan.warmup} s)",
+        ),
+        ("concurrency", lambda r: r.plan.concurrency),
+        ("caddy", lambda r: r.environment.tools.get("caddy")),
+    ]
+    for name, get in keys:
+        section.rows.append([name, *[str(get(run)) for run in runs]])
+    packages = sorted({k for run in runs for k in run.environment.packages})
+    for package in packages:
+        section.rows.append([package, *[run.environment.packages.get(package, "") for run in runs]])
+    return section
+
+
+def commands_section(runs: list[Run]) -> Section:
+    section = Section(
+        id="commands",
+        title="Exact commands",
+        intro="As started by runbench (variables set by runbench shown before the "
+        "command; the rest of the environment was inherited).",
+    )
+    seen = set()
+    for run in runs:
+        for p in run.pairs:
+            for role in ("server", "proxy"):
+                command = p.entry.command.get(role)
+                if not command or (p.label, role, run.run_id) in seen:
+                    continue
+                seen.add((p.label, role, run.run_id))
+                env = " ".join(f"{k}={v}" for k, v in command.env.items())
+                section.preformatted.append(f"# {p.label} ({role})\n{env} {command.shell}".strip())
+        driver = next(
+            (t.driver_command for p in run.pairs for t in p.entry.trials if t.driver_command),
+            None,
+        )
+        if driver:
+            env = " ".join(f"{k}={v}" for k, v in driver.env.items())
+            section.preformatted.append(f"# load driver (one trial)\n{env} {driver.shell}".strip())
+    return section
+
+
+def build(runs: list[Run]) -> list[Section]:
+    sections: list[Section] = [*scenario_sections(runs), *latency_sections(runs)]
+    for extra in (memory_section(runs), efficiency_section(runs), proxy_section(runs)):
+        if extra is not None:
+            sections.append(extra)
+    sections += [unranked_section(runs), environment_section(runs), commands_section(runs)]
+    return sections
+
+
+def html(runs: list[Run]) -> str:
+    title = "djbench report: " + ", ".join(run.run_id for run in runs)
+    return render_to_string("djbench/report.html", {"title": title, "sections": build(runs)})
+
+
+def markdown(runs: list[Run]) -> str:
+    out = ["# djbench report: " + ", ".join(run.run_id for run in runs), ""]
+    for s in build(runs):
+        out += [f"## {s.title}", ""]
+        if s.intro:
+            out += [s.intro, ""]
+        if s.svg is not None:
+            out += ["(Chart in the HTML report; the figures are in the table below.)", ""]
+        if s.headers:
+            out.append("| " + " | ".join(md_cell(h) for h in s.headers) + " |")
+            out.append("|" + " --- |" * len(s.headers))
+            out += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in s.rows]
+            out.append("")
+        out += [f"- {md_text(note)}" for note in s.notes]
+        if s.notes:
+            out.append("")
+        for block in s.preformatted:
+            out += ["```", block.replace("```", "` ` `"), "```", ""]
+    return "\n".join(out)
+
+
+def markdown_to_html_page(title: str, text: str) -> str:
+    """Markdown made by djbench as a page. The text holds no intended HTML, so every '<'
+    is escaped first: Markdown passes raw HTML through, and run text (reasons, names)
+    must never become markup."""
+    import markdown as md
+
+    body = md.markdown(text.replace("<", "&lt;"), extensions=["tables", "fenced_code"])
+    return render_to_string("djbench/page.html", {"title": title, "body": mark_safe(body)})

@@ -1,0 +1,133 @@
+"""Codes to words: the only place where a warning or a reason becomes a sentence.
+
+Results files hold :class:`~djbench.results.model.Notice` objects (a code and its
+parameters); console, report, guide and comparison call :func:`say`. A code this
+djbench does not know (a file from a newer one) is shown as its code and parameters.
+
+Escaping for the output format is the caller's business: :func:`md_cell` for Markdown
+tables, Django's autoescape for HTML (never ``mark_safe`` on run text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from djbench.results.model import Notice
+
+
+def _list(values: Any) -> str:
+    return ", ".join(str(v) for v in values) if isinstance(values, list) else str(values)
+
+
+def _problems(p: dict[str, Any]) -> str:
+    return "; ".join(say(n) for n in p.get("problems") or [])
+
+
+def _errors(p: dict[str, Any]) -> str:
+    errors = p.get("errors") or {}
+    return ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
+
+
+PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
+    # --- warnings on a trial or a pair
+    "driver_busy": lambda p: (
+        f"load driver used {p['cpu_percent']:.0f}% of its CPUs: the client may be the bottleneck"
+    ),
+    "client_short": lambda p: (
+        f"only {p['in_flight']:.1f} of {p['concurrency']} requests in flight on average "
+        "(Little's law): the client did not keep the concurrency"
+    ),
+    "underserved": lambda p: (
+        f"the server served about {p['in_flight']:.1f} of {p['concurrency']} connections at "
+        "a time (Little's law); the others waited unserved, and their waiting is not in "
+        "the latency percentiles"
+    ),
+    # --- why a server or a pair was not run, or not ranked
+    "not_installed": lambda p: (
+        f'not installed (missing {_list(p["missing"])}): pip install "djbench[{p["extra"]}]"'
+    ),
+    "single_process": lambda p: f"runs one process only; --workers {p['workers']} asked",
+    "caddy_missing": lambda p: 'not installed: pip install "djbench[caddy]"',
+    "needs_interface": lambda p: (
+        f"{'WebSocket' if p.get('websocket') else 'this scenario'} needs an "
+        f"{'/'.join(p['needs']).upper()} server; this one is {str(p['has']).upper()}"
+    ),
+    "no_websocket": lambda p: "the server does not serve WebSocket",
+    "sync_only_operation": lambda p: (
+        "Django refused to run the ORM here (SynchronousOnlyOperation): under gevent's "
+        "monkey-patching an async view's ORM call runs in an event loop that Django "
+        "treats as async context; async ORM views need an ASGI server"
+    ),
+    "wrong_answer": _problems,
+    "died_during_verify": lambda p: "the server died during verification: " + _problems(p),
+    "parity": lambda p: f"answers differently from {p['reference']}: {_problems(p)}",
+    "server_failed": lambda p: str(p["message"]),
+    "server_died": lambda p: (
+        f"{p['deployment']} died during the load of {p['scenario']} "
+        f"(exit code {p['exit_code']}); see {p['log']}"
+    ),
+    "too_many_errors": lambda p: (
+        f"{p['rate']:.1%} of requests failed ({p['socket_errors']} socket errors: "
+        f"{_errors(p)}; {p['non_2xx']} unexpected status) > {p['limit']:.1%}"
+    ),
+    "no_requests": lambda p: "no request completed",
+    "driver_failed": lambda p: str(p["message"]),
+    "ws_failed": lambda p: f"WebSocket {p['url']}: {p['error']}",
+    "ws_echo": lambda p: f"WebSocket echoed {p['got']!r}, expected {p['expected']!r}",
+    # --- what was wrong with one answer (inside wrong_answer / parity)
+    "transport": lambda p: str(p["error"]),
+    "status": lambda p: f"status {p['got']}, expected {p['expected']}",
+    "empty_body": lambda p: "empty body",
+    "content_type": lambda p: f"content type {p['got']!r}, expected {p['expected']}",
+    "body_lacks": lambda p: f"body lacks {p['text']!r}",
+    "body_contains": lambda p: f"body contains {p['text']!r}",
+    "not_json": lambda p: "body is not JSON",
+    "json_type": lambda p: f"JSON {p['got']}, expected {p['expected']}",
+    "json_lacks": lambda p: f"JSON object lacks {_list(p['keys'])}",
+    "list_length": lambda p: f"list of {p['got']}, expected {p['expected']}",
+    "item_lacks": lambda p: f"item {p['index']} lacks {_list(p['keys'])}",
+    "no_query_count": lambda p: (
+        "no query count (is djbench.middleware.QueryCountMiddleware installed?)"
+    ),
+    "query_count": lambda p: f"{p['got']} SQL queries, expected {p['expected']}",
+    "shape_differs": lambda p: f"shape {p['got']} vs {p['expected']}",
+    "bodies_differ": lambda p: "bodies differ",
+    "json_differs": lambda p: "JSON bodies differ",
+    # --- files written before codes existed (schema 1)
+    "legacy": lambda p: str(p["text"]),
+}
+
+
+def say(notice: Notice | None) -> str:
+    """One sentence (or phrase) for a notice; '' for None."""
+    if notice is None:
+        return ""
+    phrase = PHRASES.get(notice.code)
+    text = ""
+    if phrase is not None:
+        try:
+            text = phrase(notice.params)
+        except (KeyError, TypeError, ValueError):
+            text = ""
+    if not text:
+        text = f"{notice.code} {notice.params}" if notice.params else notice.code
+    check = notice.params.get("check")
+    return f"{check}: {text}" if check else text
+
+
+def md_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: no row break, no column break, no HTML."""
+    return (
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace("\r", " ")
+        .replace("\n", " ")
+    )
+
+
+def md_text(text: str) -> str:
+    """Run text inside Markdown prose (not a table): raw HTML neutralised."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,215 @@
+"""Figures derived from results: summaries (computed here and only here) and a
+read-only view of a run shared by console, report, compare and guide.
+
+Nothing here runs a server: everything comes from the model that runbench wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from djbench.results import stats, store
+from djbench.results.model import (
+    DeploymentRound,
+    Describe,
+    Environment,
+    Notice,
+    PairMemory,
+    PairResult,
+    PlanRecord,
+    ProxyMemory,
+    RunDocument,
+    Summary,
+    Trial,
+)
+
+LATENCIES = ("p50", "p90", "p99", "p999", "max", "mean")
+UNDERSERVED = "underserved"  # the warning code the guide refuses to recommend
+
+
+def describe(values: list[float]) -> Describe:
+    return Describe.model_validate(stats.describe(values))
+
+
+def _unique(notices: list[Notice]) -> list[Notice]:
+    seen: dict[str, Notice] = {}
+    for n in notices:
+        seen.setdefault(n.model_dump_json(), n)
+    return [seen[k] for k in sorted(seen)]
+
+
+def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
+    """Median and spread across valid trials; memory from trials and idle/after samples."""
+    valid = [t for t in entry.trials if t.valid]
+    invalid = [t for t in entry.trials if not t.valid]
+    if invalid and entry.status == "ok":
+        entry.status = "invalid"
+        entry.reason = invalid[0].invalid or Notice(code="too_many_errors")
+    latency = {
+        p: describe(
+            [v for t in valid if (v := getattr(t.latency_ms, p)) is not None],
+        )
+        for p in LATENCIES
+    }
+    entry.summary = Summary(
+        rps=describe([t.rps for t in valid]),
+        **{f"latency_{p}_ms": d for p, d in latency.items()},
+        pss_peak_mb=describe([t.memory_mb.pss_peak for t in valid if t.memory_mb is not None]),
+        errors=sum(t.error_count for t in entry.trials),
+        non_2xx=sum(t.non_2xx for t in entry.trials),
+        warnings=_unique([w for t in entry.trials for w in t.warnings]),
+    )
+    mem = [t.memory_mb for t in valid if t.memory_mb is not None]
+    idle = [r.idle.pss for r in rounds if r.idle]
+    after = [r.after.pss for r in rounds if r.after]
+    entry.memory_mb = PairMemory(
+        pss_idle=round(stats.median(idle), 2) if idle else None,
+        pss_peak=max((m.pss_peak for m in mem), default=None),
+        pss_mean=round(stats.median([m.pss_mean for m in mem]), 2) if mem else None,
+        uss_peak=max((m.uss_peak for m in mem), default=None),
+        uss_worker_peak=max((m.uss_worker_peak for m in mem), default=None),
+        rss_peak=max((m.rss_peak for m in mem), default=None),
+        pss_after=round(stats.median(after), 2) if after else None,
+        processes=max((m.processes for m in mem), default=None),
+        server_cpu_percent=describe([m.cpu_percent for m in mem]),
+    )
+    proxy = [t.proxy_memory_mb for t in valid if t.proxy_memory_mb is not None]
+    entry.proxy_memory_mb = (
+        ProxyMemory(
+            pss_peak=max(m.pss_peak for m in proxy),
+            rss_peak=max(m.rss_peak for m in proxy),
+            cpu_percent=describe([m.cpu_percent for m in proxy]),
+        )
+        if proxy
+        else None
+    )
+
+
+def per_100mb(entry: PairResult) -> float | None:
+    """Median req/s per 100 MB of peak PSS (None when either is missing)."""
+    rps, pss = entry.summary.rps.median, entry.memory_mb.pss_peak
+    return rps / pss * 100 if rps and pss else None
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One (server, scenario, concurrency, proxy) of one run, with derived figures."""
+
+    run_id: str
+    entry: PairResult
+
+    @property
+    def server(self) -> str:
+        return self.entry.server
+
+    @property
+    def proxy(self) -> str:
+        return self.entry.proxy
+
+    @property
+    def scenario(self) -> str:
+        return self.entry.scenario
+
+    @property
+    def concurrency(self) -> int | None:
+        return self.entry.concurrency
+
+    @property
+    def status(self) -> str:
+        return self.entry.status
+
+    @property
+    def reason(self) -> Notice | None:
+        return self.entry.reason
+
+    @property
+    def key(self) -> tuple[str, str, int | None, str]:
+        return (self.server, self.scenario, self.concurrency, self.proxy)
+
+    @property
+    def label(self) -> str:
+        return self.entry.label
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and bool(self.valid_trials)
+
+    @property
+    def valid_trials(self) -> list[Trial]:
+        return [t for t in self.entry.trials if t.valid]
+
+    def series(self, metric: str) -> list[float]:
+        """Per-trial values of rps, p50 ... mean, or a window memory figure (pss_peak ...)."""
+        trials = self.valid_trials
+        if metric == "rps":
+            return [float(t.rps) for t in trials]
+        if metric in LATENCIES:
+            return [float(v) for t in trials if (v := getattr(t.latency_ms, metric)) is not None]
+        return [
+            float(v)
+            for t in trials
+            if t.memory_mb is not None and (v := getattr(t.memory_mb, metric))
+        ]
+
+    def median(self, metric: str) -> float | None:
+        """The stored summary's median (computed by :func:`summarise`) of rps, a latency
+        percentile or pss_peak."""
+        s = self.entry.summary
+        if metric == "rps":
+            d = s.rps
+        elif metric == "pss_peak":
+            d = s.pss_peak_mb
+        else:
+            d = getattr(s, f"latency_{metric}_ms")
+        return None if d.median is None else float(d.median)
+
+    def memory(self, name: str) -> float | None:
+        value = getattr(self.entry.memory_mb, name, None)
+        return float(value) if isinstance(value, int | float) else None
+
+    def rps_per_100mb(self) -> float | None:
+        return per_100mb(self.entry)
+
+    def warnings(self) -> list[Notice]:
+        return list(self.entry.summary.warnings)
+
+    def warning(self, code: str) -> Notice | None:
+        return next((w for w in self.entry.summary.warnings if w.code == code), None)
+
+
+@dataclass(frozen=True)
+class Run:
+    path: Path
+    document: RunDocument
+    pairs: list[Pair]
+
+    @property
+    def run_id(self) -> str:
+        return self.document.run_id
+
+    @property
+    def plan(self) -> PlanRecord:
+        return self.document.plan
+
+    @property
+    def environment(self) -> Environment:
+        return self.document.environment
+
+    def scenarios(self) -> list[str]:
+        return list(dict.fromkeys(p.scenario for p in self.pairs))
+
+    def by_scenario(self, scenario: str) -> list[Pair]:
+        return [p for p in self.pairs if p.scenario == scenario]
+
+
+def load_run(path: Path) -> Run:
+    """A benchmark results file; ResultsError (one sentence) for anything else."""
+    document = store.load(path, kind="benchmark")
+    if not document.results:
+        raise store.ResultsError(f"{path} holds no results (an empty run)")
+    return Run(
+        path=path,
+        document=document,
+        pairs=[Pair(run_id=document.run_id, entry=e) for e in document.results],
+    )

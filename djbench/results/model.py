@@ -1,0 +1,319 @@
+"""The results model: the only way a results file is built, written and read.
+
+One versioned JSON document per run. pydantic v2 was chosen over dataclasses and
+msgspec because django-ninja (which djbench's sample project uses) already brings it,
+its validation errors carry the path of the offending key (the same machinery
+validates scenario files), and it generates the JSON Schema that is published in
+``djbench/results/results.schema.json`` (``python -m djbench.results.schema`` writes
+it; the suite checks that the committed file is current and that a real run's file
+validates against it with a standard validator).
+
+Warnings and reasons are :class:`Notice` objects, a code with parameters; only the
+presenters (:mod:`djbench.reports.words`) turn them into sentences.
+
+Schema history:
+- 1: nested dicts, warnings and reasons as prose (read through
+  :mod:`djbench.results.migrate`).
+- 2: this model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 2
+Status = Literal["ok", "incompatible", "failed", "invalid"]
+VerifyStatus = Literal["ok", "incompatible", "failed"]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Notice(Model):
+    """A warning or a reason: a code and its parameters, turned into words by presenters."""
+
+    code: str = Field(description="see djbench/reports/words.py for every code")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="numbers, strings, lists of them, or nested notices"
+    )
+
+    def model_post_init(self, context: Any) -> None:
+        # Nested notices (the problems of a wrong answer) are notices again after a read.
+        for key, value in self.params.items():
+            if isinstance(value, list) and value and all(_is_notice(v) for v in value):
+                self.params[key] = [Notice.model_validate(v) for v in value]
+
+
+def _is_notice(value: Any) -> bool:
+    return isinstance(value, Notice) or (
+        isinstance(value, dict) and set(value) <= {"code", "params"} and "code" in value
+    )
+
+
+class Command(Model):
+    """An exact command as started: argv, one shell line, the variables djbench set."""
+
+    argv: list[str]
+    shell: str
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str = ""
+
+
+class Latency(Model):
+    """Milliseconds; every key present when the window completed a request."""
+
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p999: float | None = None
+    max: float | None = None
+    mean: float | None = None
+
+
+class WindowMemory(Model):
+    """Memory (MB) and CPU of a process tree over one timed window."""
+
+    pss_peak: float
+    pss_mean: float
+    uss_peak: float
+    rss_peak: float
+    uss_worker_peak: float
+    processes: int
+    cpu_percent: float
+    samples: int = 0
+
+
+class Trial(Model):
+    """One timed window: one sample of every figure."""
+
+    round: int
+    valid: bool
+    invalid: Notice | None = None
+    requests: int
+    duration_s: float
+    rps: float
+    errors: dict[str, int] = Field(default_factory=dict)
+    error_count: int = 0
+    non_2xx: int = 0
+    error_rate: float = 0.0
+    latency_ms: Latency = Field(default_factory=Latency)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    in_flight_mean: float | None = None
+    driver_cpu_percent: float | None = None
+    driver_cpu_seconds: float | None = None
+    driver_wall_seconds: float | None = None
+    memory_mb: WindowMemory | None = None
+    proxy_memory_mb: WindowMemory | None = None
+    warnings: list[Notice] = Field(default_factory=list)
+    driver_command: Command | None = None
+
+
+class Describe(Model):
+    """Median and spread of one figure across trials (stats.describe)."""
+
+    n: int = 0
+    median: float | None = None
+    min: float | None = None
+    max: float | None = None
+    iqr: float | None = None
+    cv: float | None = None
+    ci95: tuple[float, float] | None = None
+
+
+class Summary(Model):
+    rps: Describe = Field(default_factory=Describe)
+    latency_p50_ms: Describe = Field(default_factory=Describe)
+    latency_p90_ms: Describe = Field(default_factory=Describe)
+    latency_p99_ms: Describe = Field(default_factory=Describe)
+    latency_p999_ms: Describe = Field(default_factory=Describe)
+    latency_max_ms: Describe = Field(default_factory=Describe)
+    latency_mean_ms: Describe = Field(default_factory=Describe)
+    pss_peak_mb: Describe = Field(
+        default_factory=Describe, description="each trial's peak PSS of the server tree"
+    )
+    errors: int = 0
+    non_2xx: int = 0
+    warnings: list[Notice] = Field(default_factory=list)
+
+
+class PairMemory(Model):
+    """Memory of a pair across its trials and rounds (MB)."""
+
+    pss_idle: float | None = None
+    pss_peak: float | None = None
+    pss_mean: float | None = None
+    uss_peak: float | None = None
+    uss_worker_peak: float | None = None
+    rss_peak: float | None = None
+    pss_after: float | None = None
+    processes: int | None = None
+    server_cpu_percent: Describe | None = None
+
+
+class ProxyMemory(Model):
+    pss_peak: float
+    rss_peak: float
+    cpu_percent: Describe
+
+
+class Verification(Model):
+    status: VerifyStatus
+    reason: Notice | None = None
+    shape: str = ""
+
+
+class WsIdle(Model):
+    requested: int
+    opened: int
+    pss_before_mb: float
+    pss_with_mb: float
+    per_connection_kb: float | None
+    closed_in_time: bool = True
+    command: str = ""
+
+
+class PairResult(Model):
+    """One (server, proxy, scenario, concurrency) of a run."""
+
+    server: str
+    proxy: str = "none"
+    scenario: str
+    concurrency: int | None = None
+    interface: str | None = None
+    kind: str = "http"
+    status: Status
+    reason: Notice | None = None
+    scenario_fingerprint: str = ""
+    workers: int | None = None
+    threads: int | None = None
+    driver: str | None = None
+    startup_seconds: float | None = None
+    command: dict[str, Command] = Field(default_factory=dict)
+    verify: Verification | None = None
+    trials: list[Trial] = Field(default_factory=list)
+    summary: Summary = Field(default_factory=Summary)
+    memory_mb: PairMemory = Field(default_factory=PairMemory)
+    proxy_memory_mb: ProxyMemory | None = None
+    ws_idle: WsIdle | None = None
+    log_tail: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+
+    @property
+    def key(self) -> tuple[str, str, str, int | None]:
+        return (self.server, self.proxy, self.scenario, self.concurrency)
+
+
+class RestMemory(Model):
+    """A tree at rest (MB): median PSS over a short settle, and the last sample."""
+
+    pss: float
+    uss: float
+    rss: float
+    processes: int
+
+
+class DeploymentRound(Model):
+    deployment: str
+    server: str
+    proxy: str
+    round: int
+    startup_seconds: float
+    idle: RestMemory | None = None
+    proxy_idle: RestMemory | None = None
+    after: RestMemory | None = None
+
+
+class ScenarioMeta(Model):
+    fingerprint: str
+    method: str = "GET"
+    path: str = "/"
+    kind: str = "http"
+    endpoint: str = ""
+    workload: str = "trivial"
+    queries: int | None = None
+    variant: str = ""
+
+
+class PlanRecord(Model):
+    """How the run was made: everything a comparison must find equal."""
+
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="the run's options, as given (used by --resume)"
+    )
+    profile: str | None = None
+    servers: list[str] = Field(default_factory=list)
+    proxies: list[str] = Field(default_factory=lambda: ["none"])
+    scenarios: dict[str, ScenarioMeta] = Field(default_factory=dict)
+    scenario_file: str | None = None
+    concurrency: list[int] = Field(default_factory=list)
+    trials: int | None = None
+    duration: float | None = None
+    warmup: float | None = None
+    driver: str | None = None
+    rate: float | None = None
+    loop: Literal["open", "closed"] | None = None
+    keep_alive: bool = True
+    workers: int = 1
+    threads: int | None = None
+    server_cpus: list[int] = Field(default_factory=list)
+    driver_cpus: list[int] = Field(default_factory=list)
+    pinning: str | None = None
+    worker_recycling_by_requests: bool = False
+    max_error_rate: float | None = None
+    ws_idle: int = 0
+    seed: int | None = None
+    order: list[list[str]] = Field(default_factory=list)
+
+
+class Database(Model):
+    vendor: str | None = None
+    engine: str | None = None
+    name: str | None = None
+    host: str | None = None
+    conn_max_age: int | None = None
+    pool: bool = False
+
+
+class Environment(Model):
+    date: str | None = None
+    python: str | None = None
+    python_implementation: str | None = None
+    django: str | None = None
+    packages: dict[str, str] = Field(default_factory=dict)
+    tools: dict[str, str | None] = Field(default_factory=dict)
+    platform: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    cpus_available: list[int] = Field(default_factory=list)
+    memory_total_mb: int | None = None
+    git_sha: str | None = None
+    git_dirty: bool | None = None
+    settings_module: str | None = None
+    middleware_profile: str | None = None
+    database: Database = Field(default_factory=Database)
+    channel_layer: str | None = None
+    cache: str | None = None
+
+
+class RunDocument(Model):
+    """A results file: a benchmark run or a verify-only run."""
+
+    schema_version: Literal[2] = 2
+    run_id: str
+    kind: Literal["benchmark", "verify"]
+    status: Literal["running", "interrupted", "complete"] = "running"
+    started: str | None = None
+    finished: str | None = None
+    environment: Environment = Field(default_factory=Environment)
+    plan: PlanRecord = Field(default_factory=PlanRecord)
+    skipped: dict[str, Notice] = Field(
+        default_factory=dict, description="server or proxy -> why it was not run"
+    )
+    deployment_rounds: list[DeploymentRound] = Field(default_factory=list)
+    results: list[PairResult] = Field(default_factory=list)

@@ -1,0 +1,88 @@
+"""Results files on disk: written atomically from the model, read back through it.
+
+The file is rewritten after every trial (write to a temporary file, fsync, rename), so
+an interrupted run loses at most the trial in progress. Reports, comparisons and the
+guide read only these files, and only through :func:`load`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from djbench.results import migrate
+from djbench.results.model import SCHEMA_VERSION, RunDocument
+
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
+
+
+class ResultsError(ValueError):
+    """A file that is not a usable djbench results file (one readable sentence)."""
+
+
+def dump(document: RunDocument) -> str:
+    return document.model_dump_json(indent=2) + "\n"
+
+
+def write_atomic(path: Path, document: RunDocument) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = dump(document)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _where(error: dict[str, Any]) -> str:
+    return ".".join(str(part) for part in error.get("loc", ())) or "(top level)"
+
+
+def parse(data: Any, source: str, kind: str | None = None) -> RunDocument:
+    """A document from decoded JSON of any readable schema version (of `kind` if given)."""
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ResultsError(f"{source} is not a djbench results file (no schema_version)")
+    version = data["schema_version"]
+    if version not in READABLE_VERSIONS:
+        raise ResultsError(
+            f"{source} has schema version {version!r}; this djbench reads versions "
+            f"{', '.join(str(v) for v in READABLE_VERSIONS)} (a newer djbench wrote it?)"
+        )
+    if kind is not None and data.get("kind") != kind:
+        found = data.get("kind", "unknown")
+        raise ResultsError(f"{source} is a {found!r} file, not a {kind} run")
+    if version == 1:
+        try:
+            data = migrate.from_v1({"run_id": Path(source).stem, **data})
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise ResultsError(f"{source} is a malformed schema-1 results file") from None
+    try:
+        return RunDocument.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ResultsError(
+            f"{source} is not a valid djbench results file: {_where(dict(first))}: "
+            f"{first['msg']} ({exc.error_count()} problem(s))"
+        ) from None
+
+
+def load(path: Path, kind: str | None = None) -> RunDocument:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path} is a folder, not a results file") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ResultsError(f"{path} is not a djbench results file (not JSON)") from None
+    return parse(data, str(path), kind)

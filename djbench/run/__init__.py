@@ -1,0 +1,1 @@
+"""Orchestration: the only code that wires plan, launch, measure and results together."""

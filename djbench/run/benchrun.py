@@ -1,0 +1,438 @@
+"""runbench's logic behind the thin management command: options -> plan -> run -> output."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import secrets
+from argparse import ArgumentParser
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, connections
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+
+from djbench.launch.live import HOST, Deployment
+from djbench.launch.process import PortBusy, check_port_free, terminate_on_signals
+from djbench.launch.proxy import PROXIES, caddy_missing
+from djbench.launch.servers import SERVERS, ServerSpec
+from djbench.measure import environment
+from djbench.measure.drivers import DRIVERS, DriverError, pick
+from djbench.measure.trial import LoadSettings
+from djbench.plan import scenarios
+from djbench.plan.options import OptionError, choose, cpu_split
+from djbench.plan.project import Project, current
+from djbench.plan.runplan import RunOptions
+from djbench.reports.console import (
+    console_for,
+    print_gate,
+    print_list,
+    print_matrix,
+    print_results,
+    print_skipped,
+)
+from djbench.reports.words import say
+from djbench.results import store
+from djbench.results.model import Notice, PlanRecord, RunDocument, ScenarioMeta
+from djbench.run.runner import (
+    GateResult,
+    Plan,
+    Progress,
+    Recorder,
+    gate_entries,
+    new_run_id,
+    run_benchmark,
+    run_gates,
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What this invocation does with the options (never saved with a run)."""
+
+    list: bool = False
+    verify_only: bool = False
+    resume: str | None = None
+    no_color: bool = False
+
+
+def add_load_arguments(parser: ArgumentParser) -> None:
+    a = parser.add_argument
+    a("--quick", action="store_true", help="the quick profile (about 2 minutes)")
+    a("--concurrency", help="comma-separated connection counts (default 32)")
+    a("--duration", type=float, help="seconds per timed window (default 3; quick 1)")
+    a("--warmup", type=float, help="seconds of warm-up before each window (default 1)")
+    a("--trials", type=int, help="trials per pair, each a fresh window (default 3; quick 2)")
+    a("--driver", default="auto", help="auto, wrk or builtin (auto: wrk when on PATH)")
+    a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
+    a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
+    a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
+    a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
+    a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
+
+
+@dataclass
+class Selection:
+    project: Project
+    scenario_file: scenarios.ScenarioFile
+    scenarios: list[scenarios.Scenario]
+    servers: list[ServerSpec]
+    skipped: dict[str, Notice]  # server or proxy -> why it is not run
+    proxies: list[str]
+    server_cpus: tuple[int, ...]
+    driver_cpus: tuple[int, ...]
+
+
+def select(opts: RunOptions) -> Selection:
+    project = current()
+    path = opts.scenario_file or project.scenarios
+    try:
+        scenario_file = scenarios.load(Path(path))
+    except scenarios.ScenarioError as exc:
+        raise OptionError(str(exc)) from None
+    chosen = choose("scenario", ",".join(opts.scenarios), scenario_file.names())
+    names = choose("server", ",".join(opts.servers), SERVERS)
+    proxies = choose("proxy", ",".join(opts.proxies), PROXIES) or ["none"]
+    server_cpus, driver_cpus = cpu_split(opts.cpus)
+    skipped: dict[str, Notice] = {}
+    servers: list[ServerSpec] = []
+    for spec in [SERVERS[n] for n in names] if names else list(SERVERS.values()):
+        missing = spec.missing()
+        if missing:
+            skipped[spec.name] = Notice(
+                code="not_installed", params={"missing": missing, "extra": spec.extra}
+            )
+        elif opts.workers > 1 and not spec.multi_worker:
+            skipped[spec.name] = Notice(code="single_process", params={"workers": opts.workers})
+        else:
+            servers.append(spec)
+    if "caddy" in proxies and caddy_missing():
+        if proxies == ["caddy"]:
+            raise OptionError('--proxy caddy: caddy is not installed: pip install "djbench[caddy]"')
+        skipped["caddy"] = Notice(code="caddy_missing")
+        proxies = [p for p in proxies if p != "caddy"]
+    if opts.port is not None:
+        try:
+            check_port_free(HOST, opts.port)
+        except PortBusy as exc:
+            raise OptionError(f"--port {opts.port}: {exc}") from None
+    return Selection(
+        project=project,
+        scenario_file=scenario_file,
+        scenarios=scenario_file.select(chosen or None),
+        servers=servers,
+        skipped=skipped,
+        proxies=proxies,
+        server_cpus=server_cpus,
+        driver_cpus=driver_cpus,
+    )
+
+
+def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
+    return [
+        Deployment(
+            server=spec,
+            proxy=proxy,
+            workers=opts.workers,
+            threads=opts.threads,
+            cpus=selection.server_cpus,
+            port=opts.port,
+        )
+        for spec in selection.servers
+        for proxy in selection.proxies
+    ]
+
+
+def setup_project(command: BaseCommand, project: Project) -> None:
+    for argv in project.setup_commands:
+        try:
+            call_command(*argv, stdout=command.stdout, stderr=command.stderr)
+        except (CommandError, DatabaseError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"setup command {' '.join(argv)!r} failed: {first}") from None
+    connections.close_all()  # servers open their own; keep no SQLite lock here
+
+
+def tools() -> dict[str, str | None]:
+    from djbench.launch.servers import executable_path
+
+    caddy = executable_path("caddy")
+    wrk = executable_path("wrk")
+    return {
+        "caddy": environment.tool_version([caddy, "version"]) if caddy else None,
+        "wrk": environment.tool_version([wrk, "--version"]) if wrk else None,
+    }
+
+
+def resumed(run_id: str, output: Path) -> tuple[RunDocument, RunOptions, Path]:
+    """The saved document and options of the run named by --resume."""
+    path = output / f"{run_id}.json"
+    try:
+        document = store.load(path)
+    except store.ResultsError as exc:
+        raise OptionError(f"--resume {run_id}: {exc}") from None
+    if document.kind != "benchmark":
+        raise OptionError(f"--resume: {path} is not a benchmark run")
+    if document.status == "complete":
+        raise OptionError(f"--resume: run {run_id} is already complete")
+    try:
+        opts = RunOptions.model_validate(document.plan.options)
+    except ValidationError:
+        raise OptionError(
+            f"--resume: {path} was written by an older djbench whose options cannot be "
+            "resumed; start a new run"
+        ) from None
+    return document, opts, path
+
+
+def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
+    """Run what the options ask; return a one-line problem when a pair failed, else None."""
+    document: RunDocument | None = None
+    path: Path | None = None
+    if action.resume:
+        document, opts, path = resumed(action.resume, Path(opts.output))
+    selection = select(opts)
+    console = console_for(command.stdout, no_color=action.no_color)
+    if action.list:
+        print_list(
+            console, list(selection.scenario_file.scenarios), str(selection.scenario_file.path)
+        )
+        return None
+    print_skipped(console, selection.skipped)
+    if not selection.servers:
+        raise CommandError(
+            "no server to run: " + "; ".join(f"{k} {say(v)}" for k, v in selection.skipped.items())
+        )
+    if action.verify_only:
+        return verify_only(command, console, selection, opts)
+    return benchmark(command, console, selection, opts, document, path)
+
+
+def verify_only(
+    command: BaseCommand, console: Console, selection: Selection, opts: RunOptions
+) -> str | None:
+    if opts.setup:
+        setup_project(command, selection.project)
+    run_id = new_run_id()
+    output = Path(opts.output)
+    run_dir = output / run_id
+    path = output / f"{run_id}.json"
+    document = RunDocument(
+        run_id=run_id,
+        kind="verify",
+        started=_now(),
+        environment=environment.collect(selection.project.directory, tools()),
+        plan=PlanRecord(
+            options=opts.model_dump(mode="json"),
+            servers=[s.name for s in selection.servers],
+            proxies=selection.proxies,
+            scenarios=scenario_meta(selection.scenarios),
+            scenario_file=str(selection.scenario_file.path),
+            workers=opts.workers,
+            threads=opts.threads,
+            server_cpus=list(selection.server_cpus),
+            driver_cpus=list(selection.driver_cpus),
+            pinning="taskset" if selection.server_cpus else None,
+        ),
+        skipped=selection.skipped,
+    )
+    plan = deployments(selection, opts)
+
+    def done(result: GateResult) -> None:
+        document.results += gate_entries(result, selection.scenarios)
+        store.write_atomic(path, document)
+        print_gate(console, result.deployment.label, result.startup_seconds, result.error)
+
+    with terminate_on_signals():
+        run_gates(
+            selection.project,
+            plan,
+            selection.scenarios,
+            run_dir,
+            selection.scenario_file.health_path,
+            on_done=done,
+        )
+    document.status = "complete"
+    document.finished = _now()
+    store.write_atomic(path, document)
+    print_matrix(console, document)
+    console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
+    failed = sorted({e.label for e in document.results if e.status == "failed"})
+    return f"verification failed for {', '.join(failed)} (see above)" if failed else None
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def benchmark(
+    command: BaseCommand,
+    console: Console,
+    selection: Selection,
+    opts: RunOptions,
+    document: RunDocument | None,
+    path: Path | None,
+) -> str | None:
+    try:
+        driver = pick(opts.driver, needs_rate=opts.rate is not None)
+    except KeyError:
+        raise OptionError(
+            f"unknown driver {opts.driver!r}; valid: auto, {', '.join(DRIVERS)}"
+        ) from None
+    except DriverError as exc:
+        raise OptionError(str(exc)) from None
+    chosen = selection.scenarios
+    default_set = selection.scenario_file.profiles.get(opts.profile)
+    if not opts.scenarios_given and default_set:
+        chosen = selection.scenario_file.select(default_set)
+    if opts.seed is None:
+        opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
+    assert opts.seed is not None
+    settings = LoadSettings(
+        duration=opts.duration,
+        warmup=opts.warmup,
+        driver_cpus=selection.driver_cpus,
+        rate=opts.rate,
+        max_error_rate=opts.max_error_rate,
+    )
+    plan = Plan(
+        deployments=deployments(selection, opts),
+        scenarios=chosen,
+        concurrency=opts.concurrency,
+        trials=opts.trials,
+        settings=settings,
+        driver=driver,
+        health_path=selection.scenario_file.health_path,
+        ws_idle=opts.ws_idle,
+        seed=opts.seed,
+    )
+    if opts.setup:
+        setup_project(command, selection.project)
+    output = Path(opts.output)
+    if document is None or path is None:
+        run_id = new_run_id()
+        path = output / f"{run_id}.json"
+        document = new_document(run_id, selection, opts, plan)
+    run_id = document.run_id
+    run_dir = output / run_id
+    document.status = "running"
+    recorder = Recorder(path, document)
+    recorder.save()
+    console.print(
+        escape(
+            f"Run {run_id}: {len(plan.deployments)} deployment(s) x {len(chosen)} scenario(s) x "
+            f"{len(plan.concurrency)} concurrency level(s) x {plan.trials} trial(s); "
+            f"driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
+            f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
+            f"{list(selection.driver_cpus) or 'unpinned'}"
+        )
+    )
+    try:
+        with terminate_on_signals(), progress_bar(console, plan.total_trials()) as progress:
+            run_benchmark(selection.project, plan, recorder, run_dir, progress)
+    except KeyboardInterrupt:
+        document.status = "interrupted"
+        recorder.save()
+        raise CommandError(
+            f"interrupted; every server was stopped; results so far in {path}; "
+            f"finish with: manage.py runbench --resume {run_id} --output {output}",
+            returncode=130,
+        ) from None
+    document.status = "complete"
+    document.finished = _now()
+    recorder.save()
+    print_results(console, document)
+    console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
+    bad = [e for e in document.results if e.status in ("failed", "invalid")]
+    return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+
+
+def scenario_meta(chosen: list[scenarios.Scenario]) -> dict[str, ScenarioMeta]:
+    return {
+        s.name: ScenarioMeta(
+            fingerprint=s.fingerprint(),
+            method=s.request.method,
+            path=s.request.path,
+            kind=s.kind,
+            endpoint=s.endpoint,
+            workload=s.workload,
+            queries=s.expect.queries,
+            variant=s.variant,
+        )
+        for s in chosen
+    }
+
+
+def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan) -> RunDocument:
+    return RunDocument(
+        run_id=run_id,
+        kind="benchmark",
+        status="running",
+        started=_now(),
+        environment=environment.collect(
+            selection.project.directory, {**tools(), "driver": plan.driver.version()}
+        ),
+        plan=PlanRecord(
+            options=opts.model_dump(mode="json"),
+            profile=opts.profile,
+            servers=[s.name for s in selection.servers],
+            proxies=selection.proxies,
+            scenarios=scenario_meta(plan.scenarios),
+            scenario_file=str(selection.scenario_file.path),
+            concurrency=plan.concurrency,
+            trials=plan.trials,
+            duration=plan.settings.duration,
+            warmup=plan.settings.warmup,
+            driver=plan.driver.name,
+            rate=plan.settings.rate,
+            loop="open" if plan.settings.rate else "closed",
+            keep_alive=True,
+            workers=opts.workers,
+            threads=opts.threads,
+            server_cpus=list(selection.server_cpus),
+            driver_cpus=list(selection.driver_cpus),
+            pinning="taskset" if selection.server_cpus else None,
+            # Off during benchmarks for every server (see djbench.launch.servers.NO_RECYCLE).
+            worker_recycling_by_requests=False,
+            max_error_rate=plan.settings.max_error_rate,
+            ws_idle=plan.ws_idle,
+            seed=plan.seed,
+            order=[[d.label for d in r] for r in plan.rounds()],
+        ),
+        skipped=selection.skipped,
+    )
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, total: int) -> Iterator[Progress]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import (
+        Progress as Bar,
+    )
+
+    with Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("starting", total=total)
+
+        def advance(n: int, label: str) -> None:
+            bar.update(task, advance=n, description=escape(label) if label else None)
+
+        yield Progress(advance=advance, say=lambda m: bar.console.print(escape(m)))

@@ -1,0 +1,357 @@
+"""Orchestration: the only module that wires scenarios, servers, drivers and sampler."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from djbench.launch.live import Deployment, deploy
+from djbench.launch.process import ServerError
+from djbench.measure.drivers import Driver, DriverError
+from djbench.measure.sampler import settle
+from djbench.measure.trial import LoadSettings, run_trial, ws_idle_memory
+from djbench.measure.verify import Verdict, verify
+from djbench.plan.project import Project
+from djbench.plan.scenarios import Scenario
+from djbench.results import store
+from djbench.results.analysis import summarise
+from djbench.results.model import (
+    Command,
+    DeploymentRound,
+    Notice,
+    PairResult,
+    RunDocument,
+    Trial,
+)
+
+
+@dataclass
+class GateResult:
+    """The verify gate's outcome for one deployment (server, proxy)."""
+
+    deployment: Deployment
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    startup_seconds: float | None = None
+    commands: dict[str, Command] = field(default_factory=dict)
+    error: str = ""  # the server could not be started, or died
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) or any(v.status == "failed" for v in self.verdicts.values())
+
+
+def server_failed(message: str) -> Notice:
+    return Notice(code="server_failed", params={"message": message.splitlines()[0]})
+
+
+def gate_entries(result: GateResult, scenarios: list[Scenario]) -> list[PairResult]:
+    """The verify-only run's record of one deployment: one entry per scenario."""
+    d = result.deployment
+    return [
+        PairResult(
+            server=d.server.name,
+            proxy=d.proxy,
+            scenario=s.name,
+            interface=d.server.interface,
+            kind=s.kind,
+            status=result.verdicts[s.name].status,
+            reason=result.verdicts[s.name].reason,
+            scenario_fingerprint=s.fingerprint(),
+            workers=d.workers,
+            startup_seconds=result.startup_seconds,
+            command=result.commands,
+            verify=result.verdicts[s.name].record(),
+            log_tail=result.error or None,
+        )
+        for s in scenarios
+    ]
+
+
+def new_run_id() -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{now}-{secrets.token_hex(3)}"
+
+
+def run_gate(
+    project: Project,
+    deployment: Deployment,
+    scenarios: list[Scenario],
+    run_dir: Path,
+    health_path: str,
+) -> GateResult:
+    """Start one deployment, verify every scenario against it, stop it."""
+    result = GateResult(deployment=deployment)
+    try:
+        with deploy(project, deployment, run_dir, health_path) as live:
+            result.startup_seconds = live.startup_seconds
+            result.commands = live.commands
+            result.verdicts = verify(live.target(), scenarios)
+    except ServerError as exc:
+        result.error = str(exc)
+        reason = server_failed(str(exc))
+        result.verdicts = {s.name: Verdict("failed", reason) for s in scenarios}
+    return result
+
+
+def run_gates(
+    project: Project,
+    deployments: list[Deployment],
+    scenarios: list[Scenario],
+    run_dir: Path,
+    health_path: str,
+    on_done: Callable[[GateResult], None] = lambda r: None,
+) -> list[GateResult]:
+    results = []
+    for deployment in deployments:
+        result = run_gate(project, deployment, scenarios, run_dir, health_path)
+        on_done(result)
+        results.append(result)
+    return results
+
+
+# --- the timed run ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Servers x scenarios x concurrency levels x trials (+ proxies), and how to load them."""
+
+    deployments: list[Deployment]
+    scenarios: list[Scenario]
+    concurrency: list[int]
+    trials: int
+    settings: LoadSettings
+    driver: Driver
+    health_path: str
+    ws_idle: int = 0
+    seed: int = 0
+
+    def items(self, allowed: set[str]) -> list[tuple[Scenario, int]]:
+        return [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
+
+    def rounds(self) -> list[list[Deployment]]:
+        """One shuffled order of deployments per trial round: drift spreads over all."""
+        rng = random.Random(self.seed)
+        return [rng.sample(self.deployments, len(self.deployments)) for _ in range(self.trials)]
+
+    def total_trials(self) -> int:
+        return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
+
+
+def entry_key(server: str, proxy: str, scenario: str, concurrency: int | None) -> str:
+    return f"{server}|{proxy}|{scenario}|{concurrency}"
+
+
+class Recorder:
+    """Keeps the results document and rewrites it atomically after every change."""
+
+    def __init__(self, path: Path, document: RunDocument) -> None:
+        self.path = path
+        self.document = document
+        self.entries: dict[str, PairResult] = {
+            entry_key(e.server, e.proxy, e.scenario, e.concurrency): e for e in document.results
+        }
+
+    def save(self) -> None:
+        store.write_atomic(self.path, self.document)
+
+    def done(self, key: str, round_index: int) -> bool:
+        entry = self.entries.get(key)
+        if entry is None:
+            return False
+        if entry.status in ("failed", "incompatible"):
+            return True
+        return any(t.round == round_index for t in entry.trials)
+
+    def entry(self, deployment: Deployment, scenario: Scenario, concurrency: int) -> PairResult:
+        key = entry_key(deployment.server.name, deployment.proxy, scenario.name, concurrency)
+        if key not in self.entries:
+            entry = PairResult(
+                server=deployment.server.name,
+                proxy=deployment.proxy,
+                scenario=scenario.name,
+                concurrency=concurrency,
+                interface=deployment.server.interface,
+                kind=scenario.kind,
+                status="ok",
+                scenario_fingerprint=scenario.fingerprint(),
+                workers=deployment.workers,
+            )
+            self.entries[key] = entry
+            self.document.results.append(entry)
+        return self.entries[key]
+
+    def trials_in_round(self, deployment: Deployment, round_index: int) -> int:
+        return sum(
+            1
+            for e in self.entries.values()
+            if e.server == deployment.server.name and e.proxy == deployment.proxy
+            for t in e.trials
+            if t.round == round_index
+        )
+
+    def rounds_of(self, deployment: Deployment) -> list[DeploymentRound]:
+        label = deployment.label
+        return [r for r in self.document.deployment_rounds if r.deployment == label]
+
+
+@dataclass
+class Progress:
+    """Callbacks the command gives the run (progress bar, messages)."""
+
+    advance: Callable[[int, str], None] = lambda n, label: None
+    say: Callable[[str], None] = lambda message: None
+
+
+def run_benchmark(
+    project: Project, plan: Plan, recorder: Recorder, run_dir: Path, progress: Progress
+) -> None:
+    """Every round: each deployment (shuffled) started, gated once, loaded, stopped."""
+    log_dir = run_dir / "logs"
+    gates: dict[str, dict[str, Verdict]] = {}
+    dead: set[str] = set()
+    per_round = len(plan.scenarios) * len(plan.concurrency)
+    for round_index, order in enumerate(plan.rounds()):
+        for deployment in order:
+            before = recorder.trials_in_round(deployment, round_index)
+            pending = _pending(plan, recorder, deployment, round_index, gates)
+            if deployment.label not in dead and pending:
+                try:
+                    _run_deployment(
+                        project,
+                        plan,
+                        recorder,
+                        deployment,
+                        round_index,
+                        pending,
+                        gates,
+                        log_dir,
+                        run_dir,
+                        progress,
+                    )
+                except ServerError as exc:
+                    dead.add(deployment.label)
+                    _record_failure(plan, recorder, deployment, str(exc))
+                    progress.say(f"{deployment.label} failed: {exc}")
+            # Trials advanced the bar one by one; slots not run in this round
+            # (incompatible, failed, already done) count as done now.
+            ran = recorder.trials_in_round(deployment, round_index) - before
+            progress.advance(per_round - ran, "")
+
+
+def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reason: str) -> None:
+    for scenario in plan.scenarios:
+        for c in plan.concurrency:
+            entry = recorder.entry(deployment, scenario, c)
+            if entry.status in ("ok", "invalid"):
+                entry.status, entry.reason = "failed", server_failed(reason)
+                entry.log_tail = reason
+    recorder.save()
+
+
+def _pending(
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    round_index: int,
+    gates: dict[str, dict[str, Verdict]],
+) -> list[tuple[Scenario, int]]:
+    allowed = {s.name for s in plan.scenarios}
+    if deployment.label in gates:
+        allowed = {n for n, v in gates[deployment.label].items() if v.status == "ok"}
+    return [
+        (s, c)
+        for s, c in plan.items(allowed)
+        if not recorder.done(
+            entry_key(deployment.server.name, deployment.proxy, s.name, c), round_index
+        )
+    ]
+
+
+def _run_deployment(
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    round_index: int,
+    pending: list[tuple[Scenario, int]],
+    gates: dict[str, dict[str, Verdict]],
+    log_dir: Path,
+    run_dir: Path,
+    progress: Progress,
+) -> None:
+    with deploy(project, deployment, run_dir, plan.health_path) as live:
+        record = DeploymentRound(
+            deployment=deployment.label,
+            server=deployment.server.name,
+            proxy=deployment.proxy,
+            round=round_index,
+            startup_seconds=round(live.startup_seconds, 3),
+            idle=settle(live.server, seconds=0.3),
+        )
+        if live.proxy is not None:
+            record.proxy_idle = settle(live.proxy, seconds=0.2)
+        if deployment.label not in gates:
+            verdicts = verify(live.target(), plan.scenarios)
+            gates[deployment.label] = verdicts
+            for scenario in plan.scenarios:
+                for c in plan.concurrency:
+                    entry = recorder.entry(deployment, scenario, c)
+                    verdict = verdicts[scenario.name]
+                    entry.verify = verdict.record()
+                    entry.command = live.commands
+                    entry.threads = live.threads
+                    if verdict.status != "ok":
+                        entry.status, entry.reason = verdict.status, verdict.reason
+            pending = [(s, c) for s, c in pending if verdicts[s.name].status == "ok"]
+        for scenario, concurrency in pending:
+            entry = recorder.entry(deployment, scenario, concurrency)
+            label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
+            progress.advance(0, label)
+            try:
+                trial = run_trial(
+                    plan.driver, live, scenario, concurrency, plan.settings, log_dir, round_index
+                )
+            except DriverError as exc:
+                trial = Trial(
+                    round=round_index,
+                    valid=False,
+                    invalid=Notice(code="driver_failed", params={"message": str(exc)}),
+                    requests=0,
+                    duration_s=0.0,
+                    rps=0.0,
+                )
+            if not live.target().alive():
+                code = live.server.exited()
+                raise ServerError(
+                    f"{deployment.label} died during the load of {scenario.name} "
+                    f"(exit code {code}); last lines of {live.server.log_path}:\n"
+                    f"{live.server.log_tail()}"
+                )
+            entry.trials.append(trial)
+            entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
+            summarise(entry, [*recorder.rounds_of(deployment), record])
+            recorder.save()
+            progress.advance(1, label)
+        ws_ok = [
+            s
+            for s in plan.scenarios
+            if s.kind == "websocket" and gates[deployment.label][s.name].status == "ok"
+        ]
+        if plan.ws_idle and ws_ok and round_index == 0:
+            entry = recorder.entry(deployment, ws_ok[0], plan.concurrency[0])
+            entry.ws_idle = ws_idle_memory(
+                live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.label}-ws-idle.log"
+            )
+        record.after = settle(live.server, seconds=0.3)
+    recorder.document.deployment_rounds.append(record)
+    for scenario in plan.scenarios:
+        for c in plan.concurrency:
+            key = entry_key(deployment.server.name, deployment.proxy, scenario.name, c)
+            if key in recorder.entries and recorder.entries[key].trials:
+                summarise(recorder.entries[key], recorder.rounds_of(deployment))
+    recorder.save()

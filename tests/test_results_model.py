@@ -1,0 +1,172 @@
+"""The results model: round trip, published schema, schema-1 files, codes and escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from djbench.reports import guide, report
+from djbench.reports.words import md_cell, say
+from djbench.results import migrate, schema, store
+from djbench.results.analysis import load_run
+from djbench.results.model import Notice, RunDocument
+from tests.resultfiles import UNDERSERVED, document, entry, write
+
+FIXTURES = Path(__file__).parent / "fixtures" / "results"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sample() -> RunDocument:
+    return document(
+        "rt",
+        [
+            entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0], warnings=[UNDERSERVED]),
+            entry("gunicorn-gevent", "movies-sync", [], status="incompatible", reason="x"),
+        ],
+    )
+
+
+def test_round_trip_gives_the_same_object(tmp_path: Path) -> None:
+    original = sample()
+    path = tmp_path / "rt.json"
+    store.write_atomic(path, original)
+    again = store.load(path)
+    assert again == original
+    assert again.results[0].summary.warnings == [UNDERSERVED]
+    assert again.results[0].summary.rps.median == 905.0
+
+
+def test_committed_schema_is_what_the_model_generates() -> None:
+    # After changing the model: python -m djbench.results.schema --write
+    assert schema.PATH.read_text(encoding="utf-8") == schema.text()
+
+
+def validator() -> jsonschema.protocols.Validator:
+    published = json.loads(schema.PATH.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(published)
+    cls.check_schema(published)
+    return cls(published)  # type: ignore[no-any-return]
+
+
+def test_a_real_runs_file_validates_against_the_published_schema() -> None:
+    # v2-quick.json was written by `runbench --quick` (gunicorn-sync and uvicorn, three
+    # scenarios, one of them incompatible); the suite's live runs check their own files too.
+    data = json.loads((FIXTURES / "v2-quick.json").read_text())
+    validator().validate(data)
+    assert store.parse(data, "v2-quick.json").kind == "benchmark"
+
+
+def test_a_file_that_breaks_the_schema_is_refused_by_both(tmp_path: Path) -> None:
+    data = json.loads((FIXTURES / "v2-quick.json").read_text())
+    data["results"][0]["trials"][0]["rps"] = "fast"
+    with pytest.raises(jsonschema.ValidationError):
+        validator().validate(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(store.ResultsError, match=r"results\.0\.trials\.0\.rps"):
+        store.load(bad)
+
+
+def test_a_schema_1_file_from_before_the_model_still_loads() -> None:
+    run = load_run(FIXTURES / "v1-quick.json")
+    assert run.document.schema_version == 2  # migrated in memory; the file is untouched
+    ok = [p for p in run.pairs if p.ok]
+    assert {p.server for p in ok} == {"gunicorn-sync", "uvicorn"}
+    assert all(p.median("rps") for p in ok)
+    ws = next(p for p in run.pairs if p.status == "incompatible")
+    assert say(ws.reason) == "WebSocket needs an ASGI server; this one is WSGI"
+    # Every presenter reads it.
+    assert "gunicorn-sync" in report.markdown([run])
+    assert "Recommendations by workload" in guide.markdown(run)
+
+
+def test_schema_1_warnings_become_codes_again() -> None:
+    text = (
+        "the server served about 17.0 of 32 connections at a time (Little's law); the "
+        "others waited unserved, and their waiting is not in the latency percentiles"
+    )
+    assert migrate.warning(text) == {
+        "code": "underserved",
+        "params": {"in_flight": 17.0, "concurrency": 32},
+    }
+    assert (
+        migrate.warning("load driver used 95% of its CPUs: the client may be the bottleneck")[
+            "code"
+        ]
+        == "driver_busy"
+    )
+    assert migrate.warning("something new") == {
+        "code": "legacy",
+        "params": {"text": "something new"},
+    }
+    # ... and say the same words as before.
+    assert say(Notice.model_validate(migrate.warning(text))) == text
+
+
+def test_a_newer_schema_is_refused_with_a_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "future.json"
+    path.write_text('{"schema_version": 3, "kind": "benchmark", "results": []}')
+    with pytest.raises(store.ResultsError) as caught:
+        store.load(path)
+    assert str(caught.value) == (
+        f"{path} has schema version 3; this djbench reads versions 1, 2 (a newer djbench wrote it?)"
+    )
+
+
+def test_an_unknown_code_is_shown_as_code_and_parameters() -> None:
+    assert say(Notice(code="from_the_future", params={"n": 1})) == "from_the_future {'n': 1}"
+    assert say(None) == ""
+
+
+HOSTILE = "status 500 <script>alert(1)</script> | a|b"
+
+
+class Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+
+def test_run_text_is_escaped_in_html_and_markdown(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "esc",
+        [
+            entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0]),
+            entry("uvicorn", "movies-sync", [], status="failed", reason=HOSTILE),
+        ],
+    )
+    run = load_run(path)
+    for page in (report.html([run]), report.markdown_to_html_page("g", guide.markdown(run))):
+        parser = Collect()
+        parser.feed(page)
+        assert "script" not in parser.tags
+        assert "&lt;script&gt;" in page
+    table_row = next(
+        line for line in report.markdown([run]).splitlines() if line.startswith("| uvicorn |")
+    )
+    # Six columns in the failed-pairs table: the '|' in the reason did not add any.
+    cells = re.split(r"(?<!\\)\|", table_row.strip())[1:-1]
+    assert len(cells) == 6, cells
+    assert cells[-1].strip() == "status 500 &lt;script&gt;alert(1)&lt;/script&gt; \\| a\\|b"
+    assert md_cell("a|b\nc") == "a\\|b c"
+    assert "<script>" not in guide.markdown(run)
+
+
+def test_the_import_layers_contract_holds() -> None:
+    linter = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run(
+        [str(linter), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "1 kept, 0 broken" in done.stdout
