@@ -1,12 +1,28 @@
-"""System checks: what djbench needs from the project it benchmarks."""
+"""System checks: what djbench needs from the project it benchmarks.
+
+Each names the fix. They are warnings, never errors: an error would stop every
+management command of the project, benchinit (which fixes some of them) included.
+
+| id | what |
+| --- | --- |
+| djbench.W001 / W002 | the query-count middleware is missing / not first |
+| djbench.W003 | the scenario file is missing |
+| djbench.W004 | the scenario file is invalid |
+| djbench.W005 | a server's deploy file is missing (neither the project's nor djbench's) |
+| djbench.W006 | the WSGI application's module cannot be found |
+| djbench.W007 | the ASGI application's module cannot be found |
+| djbench.W008 | ALLOWED_HOSTS refuses 127.0.0.1, where djbench sends its requests |
+| djbench.W009 | DEBUG is on: Django keeps every SQL query in memory and takes debug paths |
+"""
 
 from __future__ import annotations
 
-import shutil
+import importlib.util
 from typing import Any
 
 from django.conf import settings
 from django.core import checks
+from django.http.request import validate_host
 
 MIDDLEWARE_PATH = "djbench.middleware.QueryCountMiddleware"
 
@@ -34,18 +50,92 @@ def check_query_count_middleware(
     ]
 
 
-def check_wrk(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    if shutil.which("wrk"):
-        return []
-    return [
-        checks.Info(
-            "wrk is not on PATH: runbench will use its builtin load driver.",
-            hint="On Debian/Ubuntu: apt-get install wrk",
-            id="djbench.I001",
+def _module_missing(app: str) -> bool:
+    module = app.partition(":")[0]
+    try:
+        return not module or importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def check_project(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    from djbench.launch.servers import SERVERS
+    from djbench.plan import scenarios
+    from djbench.plan.project import current
+
+    found: list[checks.CheckMessage] = []
+    project = current()
+    if not project.scenarios.exists():
+        found.append(
+            checks.Warning(
+                f"djbench's scenario file {project.scenarios} does not exist.",
+                hint="Create one from your URLconf with: python manage.py benchinit "
+                '(or point DJBENCH["SCENARIOS"] at yours).',
+                id="djbench.W003",
+            )
         )
-    ]
+    else:
+        try:
+            scenarios.load(project.scenarios)
+        except scenarios.ScenarioError as exc:
+            found.append(
+                checks.Warning(
+                    f"djbench's scenario file is invalid: {exc}",
+                    hint="Fix the key named; the format is described in djbench's README.",
+                    id="djbench.W004",
+                )
+            )
+    for name in sorted({s.deploy_file for s in SERVERS.values()} | {"Caddyfile"}):
+        if not project.config_file(name).exists():
+            found.append(
+                checks.Warning(
+                    f"No deploy file {name}: neither {project.deploy_dir / name} nor "
+                    "djbench's default exists.",
+                    hint="python manage.py benchinit --deploy copies djbench's defaults.",
+                    id="djbench.W005",
+                )
+            )
+    if _module_missing(project.wsgi_app):
+        found.append(
+            checks.Warning(
+                f"The WSGI application {project.wsgi_app!r} cannot be found.",
+                hint='Set WSGI_APPLICATION, or DJBENCH["WSGI_APP"] = "module:attribute".',
+                id="djbench.W006",
+            )
+        )
+    if _module_missing(project.asgi_app):
+        found.append(
+            checks.Warning(
+                f"The ASGI application {project.asgi_app!r} cannot be found.",
+                hint='Set DJBENCH["ASGI_APP"] = "module:attribute", or remove ASGI_APPLICATION '
+                "to let djbench serve Django's own get_asgi_application().",
+                id="djbench.W007",
+            )
+        )
+    allowed = settings.ALLOWED_HOSTS or (
+        [".localhost", "127.0.0.1", "[::1]"] if settings.DEBUG else []
+    )
+    if not validate_host("127.0.0.1", allowed):
+        found.append(
+            checks.Warning(
+                "ALLOWED_HOSTS refuses 127.0.0.1: every request djbench sends would get 400.",
+                hint='Add "127.0.0.1" to ALLOWED_HOSTS for benchmarking.',
+                id="djbench.W008",
+            )
+        )
+    if settings.DEBUG:
+        found.append(
+            checks.Warning(
+                "DEBUG is True: Django keeps every SQL query in memory and runs debug "
+                "code paths, so djbench's memory and speed figures would not be your "
+                "production's.",
+                hint="Benchmark with DEBUG = False (as in production).",
+                id="djbench.W009",
+            )
+        )
+    return found
 
 
 def register() -> None:
     checks.register(check_query_count_middleware, "djbench")
-    checks.register(check_wrk, "djbench")
+    checks.register(check_project, "djbench")

@@ -3,9 +3,14 @@ checked against what a real server logged."""
 
 from __future__ import annotations
 
+import http.server
+import itertools
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -82,6 +87,8 @@ def test_wrk_argv_sets_the_request_through_the_script() -> None:
         "DJBENCH_METHOD": "POST",
         "DJBENCH_BODY": '{"a":1}',
         "DJBENCH_CONTENT_TYPE": "application/json",
+        "DJBENCH_HEADERS": "",
+        "DJBENCH_PATHS": "",
     }
 
 
@@ -182,3 +189,76 @@ def test_stats_describe() -> None:
     assert d["median"] == 100.0 and d["n"] == 6
     assert d["ci95"] == [90.0, 110.0]
     assert stats.describe([1.0, 2.0, 3.0])["ci95"] is None
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """A loopback HTTP server that remembers each request's path and headers."""
+
+    protocol_version = "HTTP/1.1"
+    seen: ClassVar[list[tuple[str, str, str]]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(
+            (self.path, self.headers.get("Cookie", ""), self.headers.get("X-Test", ""))
+        )
+        body = b"ok"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("name", ["builtin", "wrk"])
+def test_drivers_send_headers_and_cycle_over_paths(name: str) -> None:
+    driver = DRIVERS[name]
+    if not driver.available():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("wrk is not installed (CI=true: .ci/run installs it)")
+        pytest.skip("wrk is not installed")
+    Recorder.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        spec = LoadSpec(
+            host="127.0.0.1",
+            port=server.server_address[1],
+            method="GET",
+            path="/a",
+            body=None,
+            content_type=None,
+            connections=1,
+            duration=1.0,
+            headers=(("X-Test", "yes"), ("Cookie", "sessionid=abc; csrftoken=t")),
+            paths=("/a", "/b", "/c"),
+        )
+        out = subprocess.run(
+            driver.argv(spec),
+            env={**os.environ, **driver.env(spec)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        result = driver.parse(out.stdout)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert result.requests >= 3 and result.non_2xx == 0, result
+    assert result.error_count == 0, result.errors
+    assert abs(result.requests - len(Recorder.seen)) <= 1  # one may be cut at the deadline
+    paths = [p for p, _, _ in Recorder.seen]
+    assert set(paths) == {"/a", "/b", "/c"}
+    # In turn (wrk builds its first request at start-up, so it may begin at /b).
+    order = ["/a", "/b", "/c"]
+    assert all(order[(order.index(a) + 1) % 3] == b for a, b in itertools.pairwise(paths))
+    assert (
+        max(paths.count(p) for p in ["/a", "/b", "/c"])
+        - min(paths.count(p) for p in ["/a", "/b", "/c"])
+        <= 1
+    )
+    assert {(c, x) for _, c, x in Recorder.seen} == {("sessionid=abc; csrftoken=t", "yes")}

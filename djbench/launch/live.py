@@ -7,6 +7,7 @@ This module wires :mod:`servers` (argv), :mod:`proxy` (Caddy) and :mod:`process`
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,14 @@ class LiveServer:
         )
 
 
+def config_record(path: Path) -> dict[str, str]:
+    """Which config file a server was started from, and its content's sha256."""
+    return {
+        "config_file": str(path),
+        "config_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    }
+
+
 @contextlib.contextmanager
 def deploy(
     project: Project, deployment: Deployment, run_dir: Path, health_path: str
@@ -119,6 +128,7 @@ def deploy(
         check_port_free(HOST, deployment.port)
     client_port = deployment.port or free_port(HOST)
     server_port = client_port if direct else free_port(HOST)
+    config_file = project.config_file(spec.deploy_file)
     config = LaunchConfig(
         host=HOST,
         port=server_port,
@@ -126,9 +136,17 @@ def deploy(
         threads=deployment.threads,
         wsgi_app=project.wsgi_app,
         asgi_app=project.asgi_app,
-        deploy_dir=project.deploy_dir,
+        config_file=config_file,
     )
-    launch = spec.launch(config)
+    try:
+        launch = spec.launch(config)
+        server_config = config_record(config_file)
+    except OSError as exc:
+        raise ServerError(
+            f"{spec.name}: its config {config_file} cannot be read ({exc.strerror}); "
+            f"put one in {project.deploy_dir} (python manage.py benchinit --deploy copies "
+            "djbench's defaults there)"
+        ) from None
     slug = deployment.label.replace("+", "-")
     argv = pinned(launch.argv, deployment.cpus)
     server = ProcessTree(
@@ -138,16 +156,23 @@ def deploy(
         cwd=project.directory,
         log_path=run_dir / "logs" / f"{slug}.server.log",
     )
-    commands = {"server": command_record(argv, launch.env, project.directory)}
+    commands = {
+        "server": command_record(argv, launch.env, project.directory).model_copy(
+            update=server_config
+        )
+    }
     proxy: ProcessTree | None = None
     try:
         server.start()
         startup = server.wait_ready(f"http://{HOST}:{server_port}{health_path}")
         if not direct:
             state = run_dir / "caddy" / slug
-            caddy = caddy_launch(
-                project.deploy_dir, HOST, client_port, f"{HOST}:{server_port}", state
-            )
+            caddyfile = project.config_file("Caddyfile")
+            try:
+                proxy_config = config_record(caddyfile)
+            except OSError as exc:
+                raise ServerError(f"caddy: {caddyfile} cannot be read ({exc.strerror})") from None
+            caddy = caddy_launch(caddyfile, HOST, client_port, f"{HOST}:{server_port}", state)
             proxy_argv = pinned(caddy.argv, deployment.cpus)
             proxy = ProcessTree(
                 name="caddy",
@@ -156,7 +181,9 @@ def deploy(
                 cwd=project.directory,
                 log_path=run_dir / "logs" / f"{slug}.caddy.log",
             )
-            commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory)
+            commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory).model_copy(
+                update=proxy_config
+            )
             proxy.start()
             proxy.wait_ready(f"http://{HOST}:{client_port}{health_path}")
         yield LiveServer(

@@ -80,6 +80,32 @@ def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
     return [taskset, "-c", ",".join(str(c) for c in cpus), *argv]
 
 
+def _pin_threads(cpus: set[int]) -> None:
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(ProcessLookupError):  # a thread that just ended
+            os.sched_setaffinity(int(task.name), cpus)
+
+
+@contextlib.contextmanager
+def pinned_self(cpus: Sequence[int]) -> Iterator[None]:
+    """Keep this process (every thread it has, and every thread it starts) on `cpus`.
+
+    runbench's own work during a run (its sampler thread, the progress display, the
+    Python that waits for the driver) must not run on the server's CPUs: unpinned, the
+    scheduler puts it wherever there is room, which is the server's core when the
+    driver's is busy. New threads inherit the affinity of the thread that starts them.
+    """
+    if not cpus or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    _pin_threads(set(cpus))
+    try:
+        yield
+    finally:
+        _pin_threads(before)
+
+
 @dataclass
 class ProcessTree:
     """A started process and everything it spawns."""

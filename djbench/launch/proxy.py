@@ -14,7 +14,7 @@ def caddy_missing() -> bool:
 
 
 def caddy_launch(
-    deploy_dir: Path, listen_host: str, listen_port: int, upstream: str, state_dir: Path
+    caddyfile: Path, listen_host: str, listen_port: int, upstream: str, state_dir: Path
 ) -> Launch:
     """``caddy run`` on deploy/Caddyfile, bound to loopback, its state in state_dir.
 
@@ -22,7 +22,7 @@ def caddy_launch(
     deploys is the very file that is benchmarked.
     """
     caddy = executable_path("caddy") or "caddy"
-    argv = [caddy, "run", "--config", str(deploy_dir / "Caddyfile"), "--adapter", "caddyfile"]
+    argv = [caddy, "run", "--config", str(caddyfile), "--adapter", "caddyfile"]
     env = {
         "CADDY_LISTEN_HOST": listen_host,
         "CADDY_LISTEN_PORT": str(listen_port),

@@ -29,7 +29,7 @@ class LaunchConfig:
     threads: int | None  # None: the server's own default from its deploy/ file
     wsgi_app: str  # "module:attribute"
     asgi_app: str
-    deploy_dir: Path
+    config_file: Path  # the server's deploy/ file: the project's own, or djbench's default
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _uwsgi(spec: ServerSpec, config: LaunchConfig) -> Launch:
     argv = [
         _exe(spec),
         "--ini",
-        str(config.deploy_dir / spec.deploy_file),
+        str(config.config_file),
         "--module",
         config.wsgi_app,
         "--processes",
@@ -137,7 +137,7 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
         argv = [
             _exe(spec),
             "-c",
-            str(config.deploy_dir / spec.deploy_file),
+            str(config.config_file),
             "--bind",
             _bind(config),
             "--workers",
@@ -159,7 +159,7 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
             _exe(spec),
-            *read_args(config.deploy_dir / spec.deploy_file),
+            *read_args(config.config_file),
             "--host",
             config.host,
             "--port",
@@ -182,7 +182,7 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
 def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
     argv = [
         _exe(spec),
-        *read_args(config.deploy_dir / spec.deploy_file),
+        *read_args(config.config_file),
         "-b",
         config.host,
         "-p",
@@ -197,7 +197,7 @@ def _hypercorn(worker_class: str) -> Callable[..., Launch]:
         argv = [
             _exe(spec),
             "--config",
-            str(config.deploy_dir / spec.deploy_file),
+            str(config.config_file),
             "--bind",
             _bind(config),
             "--workers",
@@ -217,7 +217,7 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
             _exe(spec),
-            *read_args(config.deploy_dir / spec.deploy_file),
+            *read_args(config.config_file),
             "--host",
             config.host,
             "--port",

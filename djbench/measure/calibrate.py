@@ -3,27 +3,36 @@ the sampler's cost. Figures, not tests: printed and saved, never asserted.
 
 - Driver ceiling: wrk and the builtin driver against the same fast target (Caddy
   answering a static 200 from memory, written in Go), interleaved, pinned apart.
-- Sampler overhead: a Django server's req/s with the memory/CPU sampler on and off,
-  interleaved.
+- Observer cost: a Django server's req/s with runbench's memory/CPU sampler on and off,
+  interleaved, at runbench's default concurrency, with 1 and 4 workers.
+- Agreement: runbench's trial (warm-up, sampler, window) against an independent run of
+  the same recorded wrk command on a server started the same way, interleaved.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import statistics
+import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from djbench.launch.live import Deployment, deploy
-from djbench.launch.process import ProcessTree, free_port, pinned, running
+from djbench.launch.process import ProcessTree, free_port, pinned, pinned_self, running
 from djbench.launch.servers import SERVERS, executable_path
 from djbench.measure.drivers import DRIVERS, LoadSpec
+from djbench.measure.drivers.wrk import parse_output as parse_wrk
 from djbench.measure.sampler import TreeSampler
-from djbench.measure.trial import drive, driver_cpu_percent
+from djbench.measure.trial import LoadSettings, drive, driver_cpu_percent, load_spec, run_trial
 from djbench.plan.project import Project
+from djbench.plan.scenarios import Scenario
+from djbench.results.stats import ratio_ci
 
+CONCURRENCY = 32  # runbench's default
 STATIC_CADDYFILE = """{
 \tadmin off
 \tauto_https off
@@ -111,51 +120,130 @@ def driver_ceiling(
     return [Figures(n, [r for r, _ in v], [c for _, c in v]) for n, v in found.items()]
 
 
-def sampler_overhead(
+def _plain_wrk(argv: list[str], env: dict[str, str], work: Path) -> float:
+    """A wrk command run on its own, outside runbench's machinery: its req/s."""
+    log = work / "independent.log"
+    with log.open("w") as out:
+        done = subprocess.run(
+            argv,
+            env={**os.environ, **env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=600,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk exited with {done.returncode}: {log.read_text()[-300:]}")
+    return parse_wrk(log.read_text()).rps
+
+
+def observer_cost(
     project: Project,
-    server: str,
-    path: str,
+    scenario: Scenario,
     server_cpus: tuple[int, ...],
     driver_cpus: tuple[int, ...],
     trials: int,
     duration: float,
-    connections: int,
+    workers: int,
     work: Path,
 ) -> list[Figures]:
+    """req/s of one warm server with runbench's sampler off and on, interleaved (random
+    order in each round), at runbench's default concurrency."""
     driver = "wrk" if DRIVERS["wrk"].available() else "builtin"
-    on: list[tuple[float, float]] = []
-    off: list[tuple[float, float]] = []
-    deployment = Deployment(server=SERVERS[server], cpus=server_cpus)
-    with deploy(project, deployment, work, "/api/sync/health") as live:
-        _load(driver, live.port, path, connections, 1.0, driver_cpus, work / "warm.log")
+    found: dict[str, list[tuple[float, float]]] = {"sampler off": [], "sampler on": []}
+    deployment = Deployment(server=SERVERS["gunicorn-sync"], workers=workers, cpus=server_cpus)
+    rng = random.Random(workers)
+    path = scenario.request.path
+    with deploy(project, deployment, work, path) as live:
+        _load(driver, live.port, path, CONCURRENCY, 1.0, driver_cpus, work / "warm.log")
         for _ in range(trials):
-            off.append(
-                _load(driver, live.port, path, connections, duration, driver_cpus, work / "off.log")
-            )
-            sampler = TreeSampler(live.server).start()  # runbench's interval (0.2 s)
-            try:
-                on.append(
-                    _load(
-                        driver, live.port, path, connections, duration, driver_cpus, work / "on.log"
+            for name in rng.sample(list(found), 2):
+                sampler = TreeSampler(live.server).start() if name == "sampler on" else None
+                try:
+                    found[name].append(
+                        _load(
+                            driver,
+                            live.port,
+                            path,
+                            CONCURRENCY,
+                            duration,
+                            driver_cpus,
+                            work / "o.log",
+                        )
                     )
+                finally:
+                    if sampler is not None:
+                        sampler.stop()
+    return [Figures(n, [r for r, _ in v], [c for _, c in v]) for n, v in found.items()]
+
+
+def agreement(
+    project: Project,
+    scenario: Scenario,
+    server_cpus: tuple[int, ...],
+    driver_cpus: tuple[int, ...],
+    trials: int,
+    duration: float,
+    workers: int,
+    work: Path,
+) -> list[Figures]:
+    """runbench's trial against an independent run of the same commands, interleaved.
+
+    Each side starts the recorded server command afresh (as every runbench round does).
+    runbench's side is run_trial() itself: warm-up, drain, sampler, the wrk window. The
+    independent side warms up with wrk for as long, then runs the exact wrk command
+    runbench recorded, as a plain subprocess: no sampler, no runbench code in between.
+    """
+    if not DRIVERS["wrk"].available():
+        raise RuntimeError("the agreement check needs wrk (apt-get install wrk)")
+    wrk = DRIVERS["wrk"]
+    settings = LoadSettings(duration=duration, warmup=1.0, driver_cpus=driver_cpus)
+    deployment = Deployment(server=SERVERS["gunicorn-sync"], workers=workers, cpus=server_cpus)
+    found: dict[str, list[float]] = {"runbench": [], "independent wrk": []}
+    rng = random.Random(100 + workers)
+    for _ in range(trials):
+        for name in rng.sample(list(found), 2):
+            with deploy(project, deployment, work, scenario.request.path) as live:
+                if name == "runbench":
+                    trial = run_trial(wrk, live, scenario, CONCURRENCY, settings, work)
+                    found[name].append(trial.rps)
+                    continue
+                # The very command line (and variables) run_trial gives wrk.
+                spec = load_spec(live, scenario, CONCURRENCY, duration, settings)
+                warm = replace(spec, duration=settings.warmup)
+                _plain_wrk(pinned(wrk.argv(warm), driver_cpus), wrk.env(warm), work)
+                found[name].append(
+                    _plain_wrk(pinned(wrk.argv(spec), driver_cpus), wrk.env(spec), work)
                 )
-            finally:
-                sampler.stop()
-    return [
-        Figures("sampler off", [r for r, _ in off], [c for _, c in off]),
-        Figures("sampler on", [r for r, _ in on], [c for _, c in on]),
-    ]
+    return [Figures(n, v) for n, v in found.items()]
+
+
+def _ratio_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
+    ci = ratio_ci(base.rps, new.rps)
+    return {
+        "name": name,
+        "ratio": round(new.median / base.median, 4),
+        "ci95": ci,
+        "base_median": round(base.median, 1),
+        "new_median": round(new.median, 1),
+        "n": [len(base.rps), len(new.rps)],
+    }
 
 
 def run(
     project: Project,
+    scenario: Scenario,
     server_cpus: tuple[int, ...],
     driver_cpus: tuple[int, ...],
     trials: int,
     duration: float,
     say: Callable[[str], None],
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="djbench-calibrate-") as tmp:
+    report: dict[str, Any] = {"trials": trials, "duration": duration, "scenario": scenario.name}
+    with (
+        tempfile.TemporaryDirectory(prefix="djbench-calibrate-") as tmp,
+        pinned_self(driver_cpus),  # as during a run: this process stays off the server's CPUs
+    ):
         work = Path(tmp)
         ceiling = driver_ceiling(server_cpus, driver_cpus, trials, duration, 64, work)
         for f in ceiling:
@@ -163,32 +251,40 @@ def run(
                 f"driver ceiling {f.name}: {f.median:,.0f} req/s "
                 f"(trials {[round(r) for r in f.rps]}; driver CPU {f.driver_cpu}%)"
             )
-        overhead = sampler_overhead(
-            project,
-            "uwsgi",
-            "/api/sync/health",
-            server_cpus,
-            driver_cpus,
-            trials,
-            duration,
-            1,
-            work,
-        )
-        for f in overhead:
-            say(f"{f.name}: {f.median:,.0f} req/s (trials {[round(r) for r in f.rps]})")
-    by_name = {f.name: f.median for f in ceiling}
-    report: dict[str, Any] = {
-        "driver_ceiling_rps": {f.name: f.rps for f in ceiling},
-        "driver_ceiling_cpu_percent": {f.name: f.driver_cpu for f in ceiling},
-        "sampler_rps": {f.name: f.rps for f in overhead},
-    }
-    if "wrk" in by_name and "builtin" in by_name:
-        report["builtin_over_wrk"] = round(by_name["builtin"] / by_name["wrk"], 3)
-        say(f"builtin / wrk = {report['builtin_over_wrk']:.2f}")
-    off_rps, on_rps = overhead[0].median, overhead[1].median
-    report["sampler_overhead_percent"] = round((off_rps - on_rps) / off_rps * 100, 2)
-    say(
-        f"sampler overhead: {report['sampler_overhead_percent']:+.1f}% of req/s "
-        "(positive: slower with sampling)"
-    )
+        report["driver_ceiling_rps"] = {f.name: f.rps for f in ceiling}
+        report["driver_ceiling_cpu_percent"] = {f.name: f.driver_cpu for f in ceiling}
+        by_name = {f.name: f.median for f in ceiling}
+        if "wrk" in by_name and "builtin" in by_name:
+            report["builtin_over_wrk"] = round(by_name["builtin"] / by_name["wrk"], 3)
+            say(f"builtin / wrk = {report['builtin_over_wrk']:.2f}")
+        report["observer"] = []
+        report["agreement"] = []
+        for workers in (1, 4):
+            off, on = observer_cost(
+                project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
+            )
+            line = _ratio_line(f"sampler on / off, gunicorn-sync x{workers}", on, off)
+            report["observer"].append(line)
+            say(_say_ratio(line))
+            if DRIVERS["wrk"].available():
+                bench, independent = agreement(
+                    project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
+                )
+                line = _ratio_line(
+                    f"runbench / independent wrk, gunicorn-sync x{workers}", bench, independent
+                )
+                report["agreement"].append(line)
+                say(_say_ratio(line))
+            else:
+                say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
     return report
+
+
+def _say_ratio(line: dict[str, Any]) -> str:
+    ci = line["ci95"]
+    interval = f" [95% interval {ci[0]:.3f}-{ci[1]:.3f}]" if ci else ""
+    return (
+        f"{line['name']}: {line['ratio']:.3f}{interval} "
+        f"({line['new_median']:,.0f} vs {line['base_median']:,.0f} req/s, "
+        f"{line['n'][1]} vs {line['n'][0]} interleaved trials)"
+    )

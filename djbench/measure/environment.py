@@ -15,6 +15,7 @@ import django
 from django.conf import settings
 from django.db import connection
 
+from djbench.plan.project import Project
 from djbench.results.model import Environment
 
 PACKAGES = (
@@ -87,10 +88,14 @@ def channel_layer() -> str | None:
     return layers.get("default", {}).get("BACKEND")
 
 
-def collect(project_dir: Path, tools: dict[str, str | None]) -> Environment:
+def collect(project: Project, tools: dict[str, str | None]) -> Environment:
     """`tools` are versions of external binaries (wrk, caddy) found by the caller."""
+    project_dir = project.directory
     return Environment.model_validate(
         {
+            "wsgi_app": project.wsgi_app,
+            "asgi_app": project.asgi_app,
+            "asgi_app_source": project.asgi_source,
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "python": sys.version.split()[0],
             "python_implementation": platform.python_implementation(),

@@ -3,9 +3,18 @@
 Headline memory is PSS summed over the tree: shared pages are split between the
 processes that share them, so the sum is the tree's real footprint (summing RSS counts
 shared pages once per process and overstates a preforking server). USS per worker is
-the marginal cost of one more worker; RSS is kept for reference. psutil reads
-/proc/PID/smaps_rollup for these. The tree is re-listed at every sample, since workers
-are recycled.
+the marginal cost of one more worker; RSS is kept for reference. The tree is re-listed
+at every sample, since workers are recycled.
+
+What a reading costs the server (measured, see README "What measuring costs"):
+PSS and USS come from /proc/PID/smaps_rollup, which makes the kernel walk the target's
+page tables under its memory-map lock; RSS comes from /proc/PID/statm and CPU time from
+/proc/PID/stat, which read counters. So during a timed window the sampler takes only
+the cheap readings (RSS, CPU) every `interval`, and the full one (PSS, USS) at the
+window's edges: just before the load starts and just after it stops (Python processes
+do not give memory back quickly, so the closing reading is the window's PSS peak
+within a few hundred kB, while the RSS peak is seen throughout). The sampler runs in
+runbench's process, which is pinned to the load driver's CPUs during a run.
 """
 
 from __future__ import annotations
@@ -20,17 +29,21 @@ from djbench.launch.process import ProcessTree
 from djbench.results.model import RestMemory, WindowMemory
 
 MB = 1024 * 1024
+METHOD = (
+    "during the window: RSS (/proc/PID/statm) and CPU (/proc/PID/stat) of every process "
+    "of the tree every {interval:g} s; at its edges: PSS and USS (/proc/PID/smaps_rollup)"
+)
 
 
 @dataclass(frozen=True)
 class Sample:
     at: float
-    pss: int
-    uss: int
     rss: int
     processes: int
-    uss_worker_max: int  # the largest USS among non-leader processes (0 if none)
     cpu_seconds: float  # user + system of the tree so far (exited processes included)
+    pss: int | None = None  # full readings only
+    uss: int | None = None
+    uss_worker_max: int | None = None  # the largest USS of a worker (the leader if alone)
 
 
 @dataclass
@@ -43,39 +56,45 @@ class _CpuBook:
         return sum(self.seen.values())
 
 
-def sample(tree: ProcessTree, book: _CpuBook | None = None) -> Sample:
-    pss = uss = rss = worker_max = 0
-    procs = tree.processes()
+def sample(tree: ProcessTree, book: _CpuBook | None = None, full: bool = True) -> Sample:
+    """One reading of the tree: cheap (RSS, CPU) or full (also PSS and USS)."""
+    pss = uss = rss = 0
+    uss_by_pid: dict[int, int] = {}
     count = 0
-    for proc in procs:
+    for proc in tree.processes():
         try:
             with proc.oneshot():
-                mem = proc.memory_full_info()
+                mem = proc.memory_full_info() if full else proc.memory_info()
                 cpu = proc.cpu_times()
                 created = proc.create_time()
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
         count += 1
-        pss += mem.pss
-        uss += mem.uss
         rss += mem.rss
-        if proc.pid != tree.pid:
-            worker_max = max(worker_max, mem.uss)
+        if full:
+            pss += mem.pss  # type: ignore[union-attr]
+            uss += mem.uss  # type: ignore[union-attr]
+            uss_by_pid[proc.pid] = mem.uss  # type: ignore[union-attr]
         if book is not None:
             book.seen[(proc.pid, created)] = cpu.user + cpu.system
+    worker_max = None
+    if full:
+        workers = [u for pid, u in uss_by_pid.items() if pid != tree.pid]
+        # A single-process server (uvicorn, daphne) is its own only worker.
+        worker_max = max(workers) if workers else max(uss_by_pid.values(), default=0)
     return Sample(
         at=time.monotonic(),
-        pss=pss,
-        uss=uss,
         rss=rss,
         processes=count,
-        uss_worker_max=worker_max,
         cpu_seconds=book.total() if book else 0.0,
+        pss=pss if full else None,
+        uss=uss if full else None,
+        uss_worker_max=worker_max,
     )
 
 
 class TreeSampler:
-    """Samples a tree every `interval` seconds between start() and stop()."""
+    """A full reading at start() and stop(), cheap readings every `interval` between."""
 
     def __init__(self, tree: ProcessTree, interval: float = 0.2) -> None:
         self.tree = tree
@@ -86,35 +105,35 @@ class TreeSampler:
         self._thread = threading.Thread(target=self._loop, name=f"sampler-{tree.name}", daemon=True)
 
     def _loop(self) -> None:
-        while True:
-            self.samples.append(sample(self.tree, self._book))
-            if self._stop.wait(self.interval):
-                break
+        while not self._stop.wait(self.interval):
+            self.samples.append(sample(self.tree, self._book, full=False))
 
     def start(self) -> TreeSampler:
+        self.samples.append(sample(self.tree, self._book, full=True))
         self._thread.start()
         return self
 
     def stop(self) -> list[Sample]:
         self._stop.set()
         self._thread.join(timeout=10)
-        self.samples.append(sample(self.tree, self._book))
+        self.samples.append(sample(self.tree, self._book, full=True))
         return self.samples
 
 
 def summarise(samples: list[Sample]) -> WindowMemory | None:
     """Peak and mean memory (MB) and CPU (% of one core) over a window of samples."""
     live = [s for s in samples if s.processes]
-    if not live:
+    full = [s for s in live if s.pss is not None]
+    if not live or not full:
         return None
     wall = live[-1].at - live[0].at
     cpu = (live[-1].cpu_seconds - live[0].cpu_seconds) / wall * 100 if wall > 0 else 0.0
     return WindowMemory(
-        pss_peak=round(max(s.pss for s in live) / MB, 2),
-        pss_mean=round(sum(s.pss for s in live) / len(live) / MB, 2),
-        uss_peak=round(max(s.uss for s in live) / MB, 2),
+        pss_peak=round(max(s.pss or 0 for s in full) / MB, 2),
+        pss_mean=round(sum(s.pss or 0 for s in full) / len(full) / MB, 2),
+        uss_peak=round(max(s.uss or 0 for s in full) / MB, 2),
         rss_peak=round(max(s.rss for s in live) / MB, 2),
-        uss_worker_peak=round(max(s.uss_worker_max for s in live) / MB, 2),
+        uss_worker_peak=round(max(s.uss_worker_max or 0 for s in full) / MB, 2),
         processes=max(s.processes for s in live),
         cpu_percent=round(cpu, 1),
         samples=len(live),
@@ -130,11 +149,11 @@ def settle(tree: ProcessTree, seconds: float = 1.0, interval: float = 0.2) -> Re
         if time.monotonic() >= deadline:
             break
         time.sleep(interval)
-    pss = sorted(s.pss for s in taken)[len(taken) // 2]
+    pss = sorted(s.pss or 0 for s in taken)[len(taken) // 2]
     last = taken[-1]
     return RestMemory(
         pss=round(pss / MB, 2),
-        uss=round(last.uss / MB, 2),
+        uss=round((last.uss or 0) / MB, 2),
         rss=round(last.rss / MB, 2),
         processes=last.processes,
     )

@@ -98,6 +98,8 @@ def load_spec(
         duration=duration,
         threads=max(1, len(settings.driver_cpus)),
         rate=settings.rate,
+        headers=r.all_headers(),
+        paths=r.paths,
     )
 
 
@@ -310,12 +312,12 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-    grown = during.pss - before.pss
+    grown = (during.pss or 0) - (before.pss or 0)
     return WsIdle(
         requested=count,
         opened=opened,
-        pss_before_mb=round(before.pss / MB, 2),
-        pss_with_mb=round(during.pss / MB, 2),
+        pss_before_mb=round((before.pss or 0) / MB, 2),
+        pss_with_mb=round((during.pss or 0) / MB, 2),
         per_connection_kb=round(grown / opened / 1024, 2) if opened else None,
         closed_in_time=closed_in_time,
         command=shlex.join(argv),

@@ -51,15 +51,18 @@ class Answer:
         return self.body.decode("utf-8", errors="replace")
 
 
-def send(target: Target, request: Request, count_queries: bool = True) -> Answer:
+def send(
+    target: Target, request: Request, count_queries: bool = True, path: str | None = None
+) -> Answer:
     conn = http.client.HTTPConnection(target.host, target.port, timeout=TIMEOUT)
     headers = {"Connection": "close"}
     if count_queries:
         headers["X-Djbench-Count-Queries"] = "1"
     if request.content_type:
         headers["Content-Type"] = request.content_type
+    headers.update(request.all_headers())
     try:
-        conn.request(request.method, request.path, body=request.body, headers=headers)
+        conn.request(request.method, path or request.path, body=request.body, headers=headers)
         response = conn.getresponse()
         body = response.read()
     except (OSError, http.client.HTTPException) as exc:
@@ -177,6 +180,12 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
     mark = target.log_size()
     answer = send(target, scenario.request)
     issues = problems(scenario.expect, answer)
+    # Every path a load cycles over must answer correctly too (the first is `answer`).
+    for path in scenario.request.path_list()[1:] if not issues else ():
+        issues += [
+            p.model_copy(update={"params": {**p.params, "check": path}})
+            for p in problems(scenario.expect, send(target, scenario.request, path=path))
+        ]
     for check in scenario.checks if not issues else ():
         check_answer = send(target, check.request)
         issues += [

@@ -15,12 +15,18 @@ an optional ``DJBENCH`` dict in settings overrides any of it:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+
+# Server configs and a starter scenario file ship with djbench (package data); a
+# project's own DEPLOY_DIR overrides them file by file.
+PACKAGED_DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+FALLBACK_ASGI = "djbench.asgi:application"
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,12 @@ class Project:
     deploy_dir: Path
     scenarios: Path
     setup_commands: tuple[tuple[str, ...], ...]
+    asgi_source: str = "ASGI_APPLICATION"
+
+    def config_file(self, name: str) -> Path:
+        """The project's own deploy/<name> when it has one, else djbench's default."""
+        own = self.deploy_dir / name
+        return own if own.exists() else PACKAGED_DEPLOY / name
 
     def server_env(self, extra: dict[str, str]) -> dict[str, str]:
         """The environment a server starts with: ours, plus what the run controls."""
@@ -52,15 +64,43 @@ def _app_path(dotted: str | None) -> str:
     return f"{module}:{attribute}"
 
 
+def _module_exists(dotted: str) -> bool:
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def asgi_app(conf: dict[str, Any]) -> tuple[str, str]:
+    """(module:attribute, where it came from) of the ASGI application to serve.
+
+    DJBENCH["ASGI_APP"], else ASGI_APPLICATION (Channels' setting), else the asgi.py
+    beside the WSGI module (startproject makes one), else djbench.asgi: Django's own
+    get_asgi_application() for a project that has no ASGI entry point at all.
+    """
+    if conf.get("ASGI_APP"):
+        return str(conf["ASGI_APP"]), 'DJBENCH["ASGI_APP"]'
+    configured = _app_path(getattr(settings, "ASGI_APPLICATION", ""))
+    if configured:
+        return configured, "ASGI_APPLICATION"
+    wsgi_module = str(getattr(settings, "WSGI_APPLICATION", "") or "").rpartition(".")[0]
+    package = wsgi_module.rpartition(".")[0]
+    if package and _module_exists(f"{package}.asgi"):
+        return f"{package}.asgi:application", f"{package}/asgi.py (beside WSGI_APPLICATION)"
+    return FALLBACK_ASGI, "djbench.asgi: Django's get_asgi_application() (no ASGI entry point)"
+
+
 def current() -> Project:
     conf: dict[str, Any] = dict(getattr(settings, "DJBENCH", {}) or {})
     directory = Path(conf.get("PROJECT_DIR") or Path.cwd()).resolve()
+    asgi, asgi_source = asgi_app(conf)
     return Project(
         directory=directory,
         settings_module=os.environ.get("DJANGO_SETTINGS_MODULE", "")
         or str(getattr(settings, "SETTINGS_MODULE", "")),
         wsgi_app=str(conf.get("WSGI_APP") or _app_path(getattr(settings, "WSGI_APPLICATION", ""))),
-        asgi_app=str(conf.get("ASGI_APP") or _app_path(getattr(settings, "ASGI_APPLICATION", ""))),
+        asgi_app=asgi,
+        asgi_source=asgi_source,
         deploy_dir=Path(conf.get("DEPLOY_DIR") or directory / "deploy"),
         scenarios=Path(conf.get("SCENARIOS") or directory / "loadtests" / "default.toml"),
         setup_commands=tuple(tuple(c) for c in conf.get("SETUP_COMMANDS", [])),

@@ -11,7 +11,7 @@ import json
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -47,6 +47,21 @@ class Request:
     path: str = "/"
     body: str | None = None
     content_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # given in the file (cookies folded in)
+    paths: tuple[str, ...] = ()  # when given, requests cycle over them (path is the first)
+    # Set by runbench for the run (a logged-in session, a CSRF token): not part of the
+    # definition, so not in the fingerprint.
+    session_headers: tuple[tuple[str, str], ...] = ()
+
+    def all_headers(self) -> tuple[tuple[str, str], ...]:
+        """Given and session headers; several Cookie headers joined into one."""
+        merged = self.headers + self.session_headers
+        cookies = [v for k, v in merged if k.lower() == "cookie"]
+        rest = tuple((k, v) for k, v in merged if k.lower() != "cookie")
+        return rest + ((("Cookie", "; ".join(cookies)),) if cookies else ())
+
+    def path_list(self) -> tuple[str, ...]:
+        return self.paths or (self.path,)
 
 
 @dataclass(frozen=True)
@@ -73,11 +88,26 @@ class Scenario:
     checks: tuple[Check, ...] = ()
     message: str = "djbench"  # websocket: what is sent and must come back
     workload: str = "trivial"
+    user: str | None = None  # load it logged in as this user (a session made by runbench)
+    csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
 
     def fingerprint(self) -> str:
-        """Changes whenever the definition does: results are comparable only when equal."""
-        data = json.dumps(asdict(self), sort_keys=True, default=str)
-        return hashlib.sha256(data.encode()).hexdigest()[:16]
+        """Changes whenever the definition does: results are comparable only when equal.
+
+        Fields added after the first release are left out while they hold their default,
+        so that older scenarios keep their fingerprints.
+        """
+        data = asdict(self)
+        for request in [data["request"], *(c["request"] for c in data["checks"])]:
+            request.pop("session_headers")
+            for key in ("headers", "paths"):
+                if not request[key]:
+                    request.pop(key)
+        for key, default in (("user", None), ("csrf", False)):
+            if data[key] == default:
+                data.pop(key)
+        text = json.dumps(data, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -124,6 +154,10 @@ class _RequestRaw(_Strict):
     path: str = Field(pattern=r"^/")
     body: str | dict[str, Any] | list[Any] | None = None
     content_type: str | None = None
+    headers: dict[str, str] = {}
+    cookies: dict[str, str] = {}
+    # Requests cycle over these (ids, slugs...); `path` is verified and listed first.
+    paths: list[Annotated[str, Field(pattern=r"^/")]] = Field(default=[], max_length=1000)
 
 
 class _CheckRaw(_RequestRaw):
@@ -143,6 +177,8 @@ class _ScenarioRaw(_RequestRaw):
     checks: list[_CheckRaw] = []
     message: str = "djbench"
     workload: Workload | None = None
+    user: str | None = Field(default=None, min_length=1)
+    csrf: bool = False
     expect: _ExpectRaw = _ExpectRaw()
 
 
@@ -193,7 +229,18 @@ def _request(raw: _RequestRaw) -> Request:
     if body is not None and not isinstance(body, str):
         body = json.dumps(body, separators=(",", ":"))
     content_type = raw.content_type or ("application/json" if body is not None else None)
-    return Request(method=raw.method, path=raw.path, body=body, content_type=content_type)
+    headers = list(raw.headers.items())
+    if raw.cookies:
+        headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in raw.cookies.items())))
+    paths = tuple(dict.fromkeys([raw.path, *raw.paths])) if raw.paths else ()
+    return Request(
+        method=raw.method,
+        path=raw.path,
+        body=body,
+        content_type=content_type,
+        headers=tuple(headers),
+        paths=paths,
+    )
 
 
 def _expect(raw: _ExpectRaw) -> Expect:
@@ -233,6 +280,8 @@ def _scenario(raw: _ScenarioRaw) -> Scenario:
         checks=checks,
         message=raw.message,
         workload=raw.workload or _infer_workload(raw),
+        user=raw.user,
+        csrf=raw.csrf,
     )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import stats as sstats
 
 from djbench.reports.words import say
+from djbench.results import stats
 from djbench.results.analysis import Pair, Run
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
@@ -105,26 +106,6 @@ def trials_needed(alpha: float) -> int:
     return n
 
 
-def _ratio_ci(base: list[float], new: list[float]) -> tuple[float, float] | None:
-    if len(base) < 2 or len(new) < 2:
-        return None
-
-    def ratio(b: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.median(n, axis=axis) / np.median(b, axis=axis)
-
-    result = sstats.bootstrap(
-        (np.array(base), np.array(new)),
-        ratio,
-        n_resamples=2000,
-        method="percentile",
-        confidence_level=0.95,
-        random_state=0,
-        vectorized=True,
-    )
-    low, high = result.confidence_interval
-    return (round(float(low), 4), round(float(high), 4))
-
-
 def compare_metric(
     metric: str,
     base: list[float],
@@ -153,7 +134,7 @@ def compare_metric(
     if medians is not None and None not in medians:
         b_med, n_med = float(medians[0]), float(medians[1])  # type: ignore[arg-type]
     ratio = n_med / b_med if b_med else None
-    ci = _ratio_ci(base, new)
+    ci = stats.ratio_ci(base, new)
     floor = min_p_value(len(base), len(new))
     if base == new or len(set(base + new)) == 1:
         p = 1.0

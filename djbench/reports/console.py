@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import defaultdict
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.table import Table
 from djbench.launch.proxy import caddy_missing
 from djbench.launch.servers import SERVERS
 from djbench.plan.scenarios import Scenario
-from djbench.reports.words import say
+from djbench.reports.words import hop_causes, say
 from djbench.results.analysis import per_100mb
 from djbench.results.model import Notice, PairResult, RunDocument
 
@@ -23,7 +24,9 @@ def console_for(stream: Any, no_color: bool = False) -> Console:
     return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False, width=160)
 
 
-def print_list(console: Console, scenarios: list[Scenario], scenario_file: str) -> None:
+def print_list(
+    console: Console, scenarios: list[Scenario], scenario_file: str, problem: str | None = None
+) -> None:
     table = Table(title="Servers", title_justify="left")
     for column in ("name", "interface", "WebSocket", "installed", "what it is"):
         # Keep the install command on one line, ready to copy.
@@ -40,7 +43,16 @@ def print_list(console: Console, scenarios: list[Scenario], scenario_file: str) 
         )
     console.print(table)
     caddy = 'no: pip install "djbench[caddy]"' if caddy_missing() else "yes"
-    console.print(f"Proxies: none, caddy (installed: {escape(caddy)})\n")
+    console.print(f"Proxies: none, caddy (installed: {escape(caddy)})")
+    wrk = "on PATH" if shutil.which("wrk") else "not on PATH: the builtin driver is used"
+    console.print(f"Load drivers: wrk ({wrk}), builtin\n")
+    if problem is not None:
+        console.print(f"[yellow]No scenarios:[/] {escape(problem)}")
+        console.print(
+            "Create a scenario file from your URLconf with: python manage.py benchinit "
+            "(it probes each page once and writes what a correct answer is)."
+        )
+        return
     scen = Table(title=f"Scenarios ({scenario_file})", title_justify="left")
     for column in ("name", "kind", "request", "SQL queries", "what it measures"):
         scen.add_column(column)
@@ -187,3 +199,24 @@ def print_results(console: Console, document: RunDocument) -> None:
             f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MB "
             f"({_fmt(w.per_connection_kb)} KB per connection)"
         )
+
+
+def print_hops(console: Console, document: RunDocument) -> None:
+    """ASGI readiness: thread hops per request of each scenario, and what forces them."""
+    counted = {n: m.asgi_hops for n, m in document.plan.scenarios.items() if m.asgi_hops}
+    if not counted:
+        return
+    table = Table(
+        title="ASGI readiness: thread hops per request (Django's ASGIHandler, in-process)",
+        title_justify="left",
+    )
+    for column in ("scenario", "hops", "what forces them"):
+        table.add_column(column, justify="right" if column == "hops" else "left")
+    for name, h in counted.items():
+        if h is None:
+            continue
+        if not h.counted:
+            table.add_row(escape(name), "", escape(h.why))
+            continue
+        table.add_row(escape(name), str(h.hops), escape(hop_causes(h.causes)))
+    console.print(table)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
-from djbench.reports.words import md_cell, md_text, say
+from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
 from djbench.results.analysis import UNDERSERVED, Pair, Run
 
 WORKLOAD_TITLES = {
@@ -253,8 +253,38 @@ def proxy_recommendation(run: Run) -> Recommendation:
     )
 
 
+def asgi_readiness(run: Run) -> Recommendation:
+    """How many thread hops each page makes under ASGI, what forces them, what removes them."""
+    title = "ASGI readiness of this project"
+    counted = [(n, m.asgi_hops) for n, m in run.plan.scenarios.items() if m.asgi_hops]
+    lines = []
+    for name, h in counted:
+        if h is None:
+            continue
+        if not h.counted:
+            lines.append(f"- `{name}`: not counted ({h.why}).")
+            continue
+        advice = hop_advice(h.causes)
+        lines.append(
+            f"- `{name}`: under ASGI this page makes **{h.hops} thread hops** per request "
+            f"({hop_causes(h.causes)}), so expect it to be slower under an ASGI server "
+            "than under a WSGI one unless the page awaits slow I/O."
+            + (f" To remove them: {advice}." if advice else "")
+        )
+    if not lines:
+        return Recommendation(
+            "asgi", title, "Not measured in this run: include an ASGI server in --servers."
+        )
+    return Recommendation("asgi", title, "\n".join(lines))
+
+
 def recommendations(run: Run) -> list[Recommendation]:
-    return [*throughput_recommendations(run), memory_recommendation(run), proxy_recommendation(run)]
+    return [
+        *throughput_recommendations(run),
+        memory_recommendation(run),
+        proxy_recommendation(run),
+        asgi_readiness(run),
+    ]
 
 
 def features_markdown(run: Run) -> str:

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from djbench.reports import charts
-from djbench.reports.words import md_cell, md_text, say
+from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
 from djbench.results.analysis import Pair, Run
 
 
@@ -300,6 +300,48 @@ def proxy_section(runs: list[Run]) -> Section | None:
     )
 
 
+def hops_section(runs: list[Run]) -> Section | None:
+    """ASGI readiness: thread hops per request, what forces them, what removes them."""
+    rows = []
+    for run in runs:
+        for name, meta in run.plan.scenarios.items():
+            h = meta.asgi_hops
+            if h is None:
+                continue
+            label = f"{name} [{run.run_id[-6:]}]" if len(runs) > 1 else name
+            if not h.counted:
+                rows.append([label, "", "", h.why, ""])
+                continue
+            rows.append(
+                [
+                    label,
+                    str(h.hops),
+                    f"{h.sync_to_async} / {h.async_to_sync}",
+                    hop_causes(h.causes, limit=20),
+                    hop_advice(h.causes),
+                ]
+            )
+    if not rows:
+        return None
+    return Section(
+        id="asgi-readiness",
+        title="ASGI readiness: thread hops per request",
+        intro="Under an ASGI server every sync piece on a request's path runs in a worker "
+        "thread (asgiref's SyncToAsync) and async code called from there comes back "
+        "(AsyncToSync); each hop is a thread hand-off per request. Counted by wrapping "
+        "asgiref's two adapters while one request of each scenario went through Django's "
+        "ASGIHandler in-process; GET scenarios only.",
+        headers=[
+            "scenario",
+            "hops",
+            "sync->async / async->sync",
+            "what forces them",
+            "what removes them",
+        ],
+        rows=rows,
+    )
+
+
 def unranked_section(runs: list[Run]) -> Section:
     rows = [
         [p.server, p.proxy, p.scenario, str(p.concurrency), p.status, say(p.reason)]
@@ -381,7 +423,12 @@ def commands_section(runs: list[Run]) -> Section:
 
 def build(runs: list[Run]) -> list[Section]:
     sections: list[Section] = [*scenario_sections(runs), *latency_sections(runs)]
-    for extra in (memory_section(runs), efficiency_section(runs), proxy_section(runs)):
+    for extra in (
+        memory_section(runs),
+        efficiency_section(runs),
+        proxy_section(runs),
+        hops_section(runs),
+    ):
         if extra is not None:
             sections.append(extra)
     sections += [unranked_section(runs), environment_section(runs), commands_section(runs)]

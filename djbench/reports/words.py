@@ -131,3 +131,36 @@ def md_cell(text: str) -> str:
 def md_text(text: str) -> str:
     """Run text inside Markdown prose (not a table): raw HTML neutralised."""
     return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def hop_causes(causes: dict[str, int], limit: int = 4) -> str:
+    """The causes of a scenario's thread hops, most frequent first, shortened."""
+    ranked = sorted(causes.items(), key=lambda kv: -kv[1])
+    shown = [f"{what.split(': ', 1)[-1]}" + (f" x{n}" if n > 1 else "") for what, n in ranked]
+    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
+    return "; ".join(shown[:limit]) + more
+
+
+def hop_advice(causes: dict[str, int]) -> str:
+    """What removes the hops found (only the advice that applies)."""
+    text = " ".join(causes)
+    advice = []
+    if "process_request" in text or "process_response" in text or "middleware" in text:
+        advice.append(
+            "make each listed middleware async-capable without MiddlewareMixin hooks (or "
+            "drop it): every process_request/process_response of a MiddlewareMixin "
+            "middleware is a hop under ASGI"
+        )
+    if "view_wrapper" in text or "_get_response" in text:
+        advice.append("write the view as `async def`")
+    if "QuerySet" in text:
+        advice.append(
+            "Django's async ORM itself runs in a thread (one hop per query): expect no "
+            "gain over a sync view on a WSGI server"
+        )
+    if "request_started" in text or "close" in text:
+        advice.append(
+            "the database connection handlers on request_started/request_finished cost "
+            "two hops per request in any Django under ASGI: unavoidable today"
+        )
+    return "; ".join(advice)

@@ -60,6 +60,8 @@ class Command(Model):
     shell: str
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str = ""
+    config_file: str | None = Field(default=None, description="the deploy file it used")
+    config_sha256: str | None = None
 
 
 class Latency(Model):
@@ -229,6 +231,18 @@ class DeploymentRound(Model):
     after: RestMemory | None = None
 
 
+class AsgiHops(Model):
+    """Thread hops of one request under ASGI (djbench.measure.hops), and their causes."""
+
+    counted: bool
+    why: str = ""
+    status: int | None = None
+    hops: int = 0
+    sync_to_async: int = 0
+    async_to_sync: int = 0
+    causes: dict[str, int] = Field(default_factory=dict, description="what each hop ran")
+
+
 class ScenarioMeta(Model):
     fingerprint: str
     method: str = "GET"
@@ -238,6 +252,7 @@ class ScenarioMeta(Model):
     workload: str = "trivial"
     queries: int | None = None
     variant: str = ""
+    asgi_hops: AsgiHops | None = None
 
 
 class PlanRecord(Model):
@@ -264,6 +279,10 @@ class PlanRecord(Model):
     server_cpus: list[int] = Field(default_factory=list)
     driver_cpus: list[int] = Field(default_factory=list)
     pinning: str | None = None
+    observer_cpus: list[int] = Field(
+        default_factory=list, description="where runbench itself (sampler, display) ran"
+    )
+    memory_sampling: str | None = Field(default=None, description="how memory was read")
     worker_recycling_by_requests: bool = False
     max_error_rate: float | None = None
     ws_idle: int = 0
@@ -282,6 +301,11 @@ class Database(Model):
 
 class Environment(Model):
     date: str | None = None
+    wsgi_app: str | None = None
+    asgi_app: str | None = None
+    asgi_app_source: str | None = Field(
+        default=None, description="where the ASGI app came from (djbench.asgi: a fallback)"
+    )
     python: str | None = None
     python_implementation: str | None = None
     django: str | None = None

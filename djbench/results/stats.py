@@ -1,4 +1,4 @@
-"""Small, dependency-free statistics for trials: one sample is one whole trial."""
+"""Statistics for trials: one sample is one whole trial."""
 
 from __future__ import annotations
 
@@ -64,3 +64,27 @@ def describe(values: Sequence[float]) -> dict[str, Any]:
         "cv": None if spread is None else round(spread, 4),
         "ci95": None if ci is None else [round(ci[0], 3), round(ci[1], 3)],
     }
+
+
+def ratio_ci(base: Sequence[float], new: Sequence[float]) -> tuple[float, float] | None:
+    """95% percentile-bootstrap interval of median(new) / median(base) (scipy), None
+    with fewer than two values on a side."""
+    if len(base) < 2 or len(new) < 2:
+        return None
+    import numpy as np
+    from scipy import stats as sstats
+
+    def ratio(b: np.ndarray, n: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.median(n, axis=axis) / np.median(b, axis=axis)
+
+    result = sstats.bootstrap(
+        (np.array(base), np.array(new)),
+        ratio,
+        n_resamples=2000,
+        method="percentile",
+        confidence_level=0.95,
+        random_state=0,
+        vectorized=True,
+    )
+    low, high = result.confidence_interval
+    return (round(float(low), 4), round(float(high), 4))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import secrets
 from argparse import ArgumentParser
@@ -18,10 +19,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from djbench.launch.live import HOST, Deployment
-from djbench.launch.process import PortBusy, check_port_free, terminate_on_signals
+from djbench.launch.process import PortBusy, check_port_free, pinned_self, terminate_on_signals
 from djbench.launch.proxy import PROXIES, caddy_missing
 from djbench.launch.servers import SERVERS, ServerSpec
-from djbench.measure import environment
+from djbench.measure import environment, hops, sampler
 from djbench.measure.drivers import DRIVERS, DriverError, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios
@@ -31,6 +32,7 @@ from djbench.plan.runplan import RunOptions
 from djbench.reports.console import (
     console_for,
     print_gate,
+    print_hops,
     print_list,
     print_matrix,
     print_results,
@@ -38,7 +40,8 @@ from djbench.reports.console import (
 )
 from djbench.reports.words import say
 from djbench.results import store
-from djbench.results.model import Notice, PlanRecord, RunDocument, ScenarioMeta
+from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
+from djbench.run import sessions
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -196,13 +199,11 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     path: Path | None = None
     if action.resume:
         document, opts, path = resumed(action.resume, Path(opts.output))
-    selection = select(opts)
     console = console_for(command.stdout, no_color=action.no_color)
     if action.list:
-        print_list(
-            console, list(selection.scenario_file.scenarios), str(selection.scenario_file.path)
-        )
+        list_all(console, opts)
         return None
+    selection = select(opts)
     print_skipped(console, selection.skipped)
     if not selection.servers:
         raise CommandError(
@@ -213,11 +214,23 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     return benchmark(command, console, selection, opts, document, path)
 
 
+def list_all(console: Console, opts: RunOptions) -> None:
+    """Servers always; scenarios when the scenario file loads, else how to make one."""
+    path = Path(opts.scenario_file or current().scenarios)
+    try:
+        file = scenarios.load(path)
+    except scenarios.ScenarioError as exc:
+        print_list(console, [], str(path), problem=str(exc))
+        return
+    print_list(console, list(file.scenarios), str(file.path))
+
+
 def verify_only(
     command: BaseCommand, console: Console, selection: Selection, opts: RunOptions
 ) -> str | None:
     if opts.setup:
         setup_project(command, selection.project)
+    selection.scenarios = sessions.prepare(selection.scenarios)
     run_id = new_run_id()
     output = Path(opts.output)
     run_dir = output / run_id
@@ -226,12 +239,12 @@ def verify_only(
         run_id=run_id,
         kind="verify",
         started=_now(),
-        environment=environment.collect(selection.project.directory, tools()),
+        environment=environment.collect(selection.project, tools()),
         plan=PlanRecord(
             options=opts.model_dump(mode="json"),
             servers=[s.name for s in selection.servers],
             proxies=selection.proxies,
-            scenarios=scenario_meta(selection.scenarios),
+            scenarios=scenario_meta(selection.scenarios, selection.servers),
             scenario_file=str(selection.scenario_file.path),
             workers=opts.workers,
             threads=opts.threads,
@@ -261,6 +274,7 @@ def verify_only(
     document.finished = _now()
     store.write_atomic(path, document)
     print_matrix(console, document)
+    print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     failed = sorted({e.label for e in document.results if e.status == "failed"})
     return f"verification failed for {', '.join(failed)} (see above)" if failed else None
@@ -313,6 +327,7 @@ def benchmark(
     )
     if opts.setup:
         setup_project(command, selection.project)
+    plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
     output = Path(opts.output)
     if document is None or path is None:
         run_id = new_run_id()
@@ -333,7 +348,11 @@ def benchmark(
         )
     )
     try:
-        with terminate_on_signals(), progress_bar(console, plan.total_trials()) as progress:
+        with (
+            terminate_on_signals(),
+            pinned_self(selection.driver_cpus),
+            progress_bar(console, plan.total_trials()) as progress,
+        ):
             run_benchmark(selection.project, plan, recorder, run_dir, progress)
     except KeyboardInterrupt:
         document.status = "interrupted"
@@ -347,12 +366,27 @@ def benchmark(
     document.finished = _now()
     recorder.save()
     print_results(console, document)
+    print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     bad = [e for e in document.results if e.status in ("failed", "invalid")]
     return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
 
 
-def scenario_meta(chosen: list[scenarios.Scenario]) -> dict[str, ScenarioMeta]:
+def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
+    """The scenario's thread hops under ASGI, counted in-process (djbench.measure.hops)."""
+    try:
+        return hops.count(scenario)
+    except Exception as exc:  # the project's own code ran: any failure is a sentence
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return AsgiHops(
+            counted=False, why=f"the request failed in-process: {type(exc).__name__}: {first}"
+        )
+
+
+def scenario_meta(
+    chosen: list[scenarios.Scenario], servers: list[ServerSpec]
+) -> dict[str, ScenarioMeta]:
+    asgi = any(s.interface == "asgi" for s in servers)
     return {
         s.name: ScenarioMeta(
             fingerprint=s.fingerprint(),
@@ -363,6 +397,7 @@ def scenario_meta(chosen: list[scenarios.Scenario]) -> dict[str, ScenarioMeta]:
             workload=s.workload,
             queries=s.expect.queries,
             variant=s.variant,
+            asgi_hops=asgi_hops(s) if asgi and s.kind == "http" else None,
         )
         for s in chosen
     }
@@ -375,14 +410,14 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
         status="running",
         started=_now(),
         environment=environment.collect(
-            selection.project.directory, {**tools(), "driver": plan.driver.version()}
+            selection.project, {**tools(), "driver": plan.driver.version()}
         ),
         plan=PlanRecord(
             options=opts.model_dump(mode="json"),
             profile=opts.profile,
             servers=[s.name for s in selection.servers],
             proxies=selection.proxies,
-            scenarios=scenario_meta(plan.scenarios),
+            scenarios=scenario_meta(plan.scenarios, selection.servers),
             scenario_file=str(selection.scenario_file.path),
             concurrency=plan.concurrency,
             trials=plan.trials,
@@ -397,6 +432,8 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             server_cpus=list(selection.server_cpus),
             driver_cpus=list(selection.driver_cpus),
             pinning="taskset" if selection.server_cpus else None,
+            observer_cpus=list(selection.driver_cpus),
+            memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server (see djbench.launch.servers.NO_RECYCLE).
             worker_recycling_by_requests=False,
             max_error_rate=plan.settings.max_error_rate,

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.launch.process import ServerError, terminate_on_signals
 from djbench.measure import calibrate
+from djbench.plan import scenarios
 from djbench.plan.options import OptionError, cpu_split
 from djbench.plan.project import current
 
@@ -22,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--duration", type=float, default=3.0)
         parser.add_argument("--cpus", default="auto", help="auto, none or SERVER/DRIVER")
         parser.add_argument(
+            "--scenario",
+            default="health-sync",
+            help="scenario (of the project's scenario file) loaded for the observer and "
+            "agreement checks (default health-sync)",
+        )
+        parser.add_argument(
             "--json", dest="json_path", type=Path, help="also write the figures to this file"
         )
 
@@ -31,6 +38,7 @@ class Command(BaseCommand):
         trials: int,
         duration: float,
         cpus: str,
+        scenario: str,
         json_path: Path | None,
         **options: Any,
     ) -> None:
@@ -40,10 +48,20 @@ class Command(BaseCommand):
             server_cpus, driver_cpus = cpu_split(cpus)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
+        project = current()
+        try:
+            file = scenarios.load(project.scenarios)
+            [chosen] = file.select([scenario])
+        except scenarios.ScenarioError as exc:
+            raise CommandError(str(exc), returncode=2) from None
+        except KeyError:
+            raise CommandError(
+                f"unknown scenario {scenario!r}; valid: {', '.join(file.names())}", returncode=2
+            ) from None
         try:
             with terminate_on_signals():
                 report = calibrate.run(
-                    current(), server_cpus, driver_cpus, trials, duration, self.stdout.write
+                    project, chosen, server_cpus, driver_cpus, trials, duration, self.stdout.write
                 )
         except (RuntimeError, ServerError) as exc:
             raise CommandError(str(exc)) from None

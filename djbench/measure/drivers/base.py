@@ -27,6 +27,8 @@ class LoadSpec:
     threads: int = 1  # driver threads (wrk); the builtin driver is one event loop
     rate: float | None = None  # open loop: requests per second in total
     timeout: float = 10.0  # per request
+    headers: tuple[tuple[str, str], ...] = ()  # extra request headers (cookies included)
+    paths: tuple[str, ...] = ()  # when given, requests cycle over these paths
 
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host

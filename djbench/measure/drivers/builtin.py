@@ -33,7 +33,7 @@ class BuiltinDriver:
             "--method",
             spec.method,
             "--path",
-            spec.path,
+            spec.paths[0] if spec.paths else spec.path,
             "--connections",
             str(spec.connections),
             "--duration",
@@ -47,6 +47,10 @@ class BuiltinDriver:
             argv += ["--content-type", spec.content_type]
         if spec.rate:
             argv += ["--rate", str(spec.rate)]
+        for name, value in spec.headers:
+            argv += ["--header", f"{name}: {value}"]
+        for path in spec.paths[1:]:  # --path above is the first
+            argv += ["--path", path]
         return argv
 
     def env(self, spec: LoadSpec) -> dict[str, str]:

@@ -93,21 +93,35 @@ class Tally:
     unsent: int = 0  # open loop: due requests never sent (hard stop reached)
 
 
-def build_request(args: argparse.Namespace) -> bytes:
+def build_request(args: argparse.Namespace, path: str | None = None) -> bytes:
     body = args.body.encode() if args.body else b""
     host = f"[{args.host}]" if ":" in args.host else args.host
     lines = [
-        f"{args.method} {args.path} HTTP/1.1",
+        f"{args.method} {path or args.path[0]} HTTP/1.1",
         f"Host: {host}:{args.port}",
         "User-Agent: djbench",
         "Accept: */*",
         "Connection: keep-alive",
+        *args.header,
     ]
     if body or args.method in ("POST", "PUT", "PATCH"):
         lines.append(f"Content-Length: {len(body)}")
         if args.content_type:
             lines.append(f"Content-Type: {args.content_type}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+class Requests:
+    """The request(s) to send: one, or several paths taken in turn by every connection."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.raw = [build_request(args, path) for path in args.path]
+        self.index = 0
+
+    def next(self) -> bytes:
+        raw = self.raw[self.index % len(self.raw)]
+        self.index += 1
+        return raw
 
 
 async def connect(args: argparse.Namespace) -> Connection:
@@ -150,11 +164,13 @@ async def one(
     return conn
 
 
-async def closed_loop(args: argparse.Namespace, raw: bytes, tally: Tally, deadline: int) -> None:
+async def closed_loop(
+    args: argparse.Namespace, requests: Requests, tally: Tally, deadline: int
+) -> None:
     async def worker() -> None:
         conn: Connection | None = None
         while time.perf_counter_ns() < deadline:
-            conn = await one(conn, raw, args, tally, time.perf_counter_ns())
+            conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns())
         if conn is not None:
             conn.close()
 
@@ -162,7 +178,7 @@ async def closed_loop(args: argparse.Namespace, raw: bytes, tally: Tally, deadli
 
 
 async def open_loop(
-    args: argparse.Namespace, raw: bytes, tally: Tally, start: int, deadline: int
+    args: argparse.Namespace, requests: Requests, tally: Tally, start: int, deadline: int
 ) -> None:
     interval_ns = 1e9 / args.rate
     next_index = 0
@@ -185,7 +201,7 @@ async def open_loop(
                 await asyncio.sleep(wait)
             else:
                 tally.late_starts += 1
-            conn = await one(conn, raw, args, tally, due)  # latency from the due time
+            conn = await one(conn, requests.next(), args, tally, due)  # latency from due time
         if conn is not None:
             conn.close()
 
@@ -193,14 +209,14 @@ async def open_loop(
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
-    raw = build_request(args)
+    requests = Requests(args)
     tally = Tally()
     start = time.perf_counter_ns()
     deadline = start + int(args.duration * 1e9)
     if args.rate:
-        await open_loop(args, raw, tally, start, deadline)
+        await open_loop(args, requests, tally, start, deadline)
     else:
-        await closed_loop(args, raw, tally, deadline)
+        await closed_loop(args, requests, tally, deadline)
     elapsed = (time.perf_counter_ns() - start) / 1e9
     latency = percentiles_ms(tally.histogram)
     return {
@@ -225,7 +241,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--method", default="GET")
-    p.add_argument("--path", default="/")
+    p.add_argument(
+        "--path", action="append", help="request path; several: requests cycle over them"
+    )
+    p.add_argument("--header", action="append", default=[], help='"Name: value", repeatable')
     p.add_argument("--body", default="")
     p.add_argument("--content-type", default="")
     p.add_argument("--connections", type=int, default=16)
@@ -233,6 +252,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=None, help="open loop: requests/s in total")
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args(argv)
+    args.path = args.path or ["/"]
     if args.connections < 1 or args.duration <= 0 or (args.rate is not None and args.rate <= 0):
         p.error("--connections, --duration and --rate must be positive")
     if args.duration > 3600:

@@ -58,6 +58,9 @@ class WrkDriver:
             "DJBENCH_METHOD": spec.method,
             "DJBENCH_BODY": spec.body or "",
             "DJBENCH_CONTENT_TYPE": spec.content_type or "",
+            # One header ("Name: value") or one path per line; the Lua script reads them.
+            "DJBENCH_HEADERS": "\n".join(f"{k}: {v}" for k, v in spec.headers),
+            "DJBENCH_PATHS": "\n".join(spec.paths),
         }
 
     def parse(self, stdout: str) -> LoadResult:

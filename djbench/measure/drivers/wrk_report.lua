@@ -6,6 +6,27 @@ local body = os.getenv("DJBENCH_BODY")
 if body and body ~= "" then wrk.body = body end
 local content_type = os.getenv("DJBENCH_CONTENT_TYPE")
 if content_type and content_type ~= "" then wrk.headers["Content-Type"] = content_type end
+local headers = os.getenv("DJBENCH_HEADERS")
+if headers and headers ~= "" then
+  for line in headers:gmatch("[^\n]+") do
+    local name, value = line:match("^([^:]+):%s*(.*)$")
+    if name then wrk.headers[name] = value end
+  end
+end
+-- Cycle over several paths (ids, slugs): each wrk thread runs its own copy of this
+-- script, so each thread cycles through the list from its own start.
+local paths = {}
+local listed = os.getenv("DJBENCH_PATHS")
+if listed and listed ~= "" then
+  for path in listed:gmatch("[^\n]+") do paths[#paths + 1] = path end
+end
+if #paths > 0 then
+  local i = 0
+  request = function()
+    i = i % #paths + 1
+    return wrk.format(nil, paths[i])
+  end
+end
 
 done = function(summary, latency, requests)
   local e = summary.errors
