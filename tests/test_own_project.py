@@ -36,6 +36,7 @@ class Product(models.Model):
 VIEWS = """
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse, JsonResponse
+from django.views.decorators.http import require_POST
 from django.views.generic import DetailView, ListView
 
 from .models import Product
@@ -56,6 +57,11 @@ def account(request):
 
 def ping(request):
     return JsonResponse({"ok": True})
+
+
+@require_POST
+def vote(request):  # behind Django's CSRF middleware, as startproject sets it up
+    return JsonResponse({"voted": request.POST.get("choice")})
 """
 
 URLS = """
@@ -69,6 +75,7 @@ urlpatterns = [
     path("<int:pk>/", views.ProductDetail.as_view(), name="detail"),
     path("account/", views.account, name="account"),
     path("ping/", views.ping, name="ping"),
+    path("vote/", views.vote, name="vote"),
 ]
 """
 
@@ -76,6 +83,32 @@ LIST_TEMPLATE = (
     "<html><title>Products</title>{% for p in object_list %}{{ p.name }} {% endfor %}</html>"
 )
 DETAIL_TEMPLATE = "<html><title>{{ object.name }}</title>{{ object.slug }}</html>"
+
+
+EXTRA = """
+[[scenario]]
+name = "vote"
+method = "POST"
+path = "/shop/vote/"
+body = "choice=red"
+content_type = "application/x-www-form-urlencoded"
+csrf = true
+expect = { status = 200, json = "object", keys = ["voted"], contains = ['"red"'] }
+
+[[scenario]]
+name = "vote-without-csrf"  # proves the token above is what lets the POST through
+method = "POST"
+path = "/shop/vote/"
+body = "choice=red"
+content_type = "application/x-www-form-urlencoded"
+expect = { status = 403 }
+
+[[scenario]]
+name = "products"
+path = "/shop/1/"
+paths = ["/shop/2/", "/shop/3/"]
+expect = { status = 200, content_type = "text/html", contains = ["<title>Thing"] }
+"""
 
 
 def run(
@@ -146,11 +179,15 @@ def test_benchinit_then_verify_under_wsgi_and_asgi_servers(
     assert "shop-account: GET /shop/account/ -> 200, as alice" in init.stdout
     assert "shop-detail: GET /shop/1/ -> 200" in init.stdout
     assert "route(s) of the admin site" in init.stdout  # skipped, and said
+    assert "/shop/vote/: does not answer GET (POST-only?)" in init.stdout
     assert "Health path (polled until a server is ready): /shop/ping/" in init.stdout
     # Running it again does not overwrite without --force (exit code 2, one line).
     again = run([python, "manage.py", "benchinit"], root, env, check=False)
     assert again.returncode == 2 and "exists; run with --force" in again.stderr
 
+    # What a user adds by hand: a POST behind CSRF, and a page loaded over several ids.
+    with scenario_file.open("a") as f:
+        f.write(EXTRA)
     out = tmp_path / "out"
     verify = run(
         [
@@ -172,7 +209,7 @@ def test_benchinit_then_verify_under_wsgi_and_asgi_servers(
     [path] = out.glob("*.json")
     document = store.load(path)
     statuses = {(e.server, e.scenario): e.status for e in document.results}
-    assert len(statuses) == 4 * 4
+    assert len(statuses) == 4 * 7
     assert set(statuses.values()) == {"ok"}, statuses
     # No ASGI entry point in the project: djbench served Django's own, and says so.
     assert document.environment.asgi_app == "djbench.asgi:application"
@@ -183,7 +220,11 @@ def test_benchinit_then_verify_under_wsgi_and_asgi_servers(
     assert command.config_sha256 and len(command.config_sha256) == 64
     # Thread hops under ASGI were counted for each page, with their causes.
     hops = {n: m.asgi_hops for n, m in document.plan.scenarios.items()}
-    assert all(h is not None and h.counted and h.hops > 0 for h in hops.values()), hops
+    gets = [h for n, h in hops.items() if not n.startswith("vote")]
+    assert all(h is not None and h.counted and h.hops > 0 for h in gets), hops
+    posted = hops["vote"]
+    assert posted is not None and not posted.counted  # a POST would write: not replayed
+    assert posted.why == "only GET and HEAD scenarios are counted"
     assert any("SessionMiddleware" in c for h in hops.values() if h for c in h.causes)
     data = json.loads(path.read_text())
     assert data["schema_version"] == 2

@@ -79,7 +79,11 @@ def routes(patterns: list[Any] | None = None, prefix: str = "", namespace: str =
         if isinstance(pattern, RoutePattern):
             piece = str(pattern)  # the route as written: "shop/<int:pk>/"
         elif isinstance(pattern, RegexPattern):
-            piece = _regex_template(str(pattern)) or "<regex>"  # "<regex>": cannot fill
+            piece = _regex_template(str(pattern)) or (
+                # A catch-all that also matches nothing (a CMS's page tree: Wagtail's
+                # `^((?:[\w\-]+/)*)$`) serves its prefix: the site's root page.
+                "" if pattern.regex.fullmatch("") else "<regex>"  # "<regex>": cannot fill
+            )
         else:
             piece = "<unknown>"
         if isinstance(entry, URLResolver):

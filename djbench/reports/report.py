@@ -334,7 +334,7 @@ def hops_section(runs: list[Run]) -> Section | None:
         headers=[
             "scenario",
             "hops",
-            "sync->async / async->sync",
+            "sync to async / async to sync",
             "what forces them",
             "what removes them",
         ],

@@ -160,7 +160,7 @@ def hop_advice(causes: dict[str, int]) -> str:
         )
     if "request_started" in text or "close" in text:
         advice.append(
-            "the database connection handlers on request_started/request_finished cost "
-            "two hops per request in any Django under ASGI: unavoidable today"
+            "the hops around request_started/request_finished (Django's own database "
+            "connection handlers) happen in every Django project under ASGI: not yours to remove"
         )
     return "; ".join(advice)
