@@ -101,6 +101,8 @@ def entry(
     shape: str = "200 application/json {}",
     fingerprint: str = "f1",
     warnings: list[Notice] | None = None,
+    variant: dict[str, str] | None = None,
+    interface: str | None = None,
 ) -> PairResult:
     """A pair; `reason` (free text) is stored as a notice of code 'legacy'."""
     pss_values = pss if isinstance(pss, list) else [pss] * len(rps)
@@ -116,6 +118,8 @@ def entry(
     result = PairResult(
         server=server,
         proxy=proxy,
+        variant=variant or {},
+        interface=interface,
         scenario=scenario,
         concurrency=32,
         status="ok" if status == "ok" else status,  # type: ignore[arg-type]

@@ -39,6 +39,7 @@ def test_round_trip_gives_the_same_object(tmp_path: Path) -> None:
     store.write_atomic(path, original)
     again = store.load(path)
     assert again == original
+    assert path.stat().st_mode & 0o044 == 0o044  # readable by others, like any file written
     assert again.results[0].summary.warnings == [UNDERSERVED]
     assert again.results[0].summary.rps.median == 905.0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,10 +52,20 @@ class Deployment:
     threads: int | None = None
     cpus: tuple[int, ...] = ()
     port: int | None = None  # the client-facing port; free one when None
+    # Settings variant (--axis): environment variables the server starts with.
+    variant: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
-        return self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
+        base = self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
+        if not self.variant:
+            return base
+        return base + "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
+
+    @property
+    def slug(self) -> str:
+        """The label as a file name."""
+        return re.sub(r"[^A-Za-z0-9_.=-]+", "-", self.label).strip("-")
 
 
 @dataclass
@@ -147,19 +158,19 @@ def deploy(
             f"put one in {project.deploy_dir} (python manage.py benchinit --deploy copies "
             "djbench's defaults there)"
         ) from None
-    slug = deployment.label.replace("+", "-")
+    slug = deployment.slug
     argv = pinned(launch.argv, deployment.cpus)
     server = ProcessTree(
         name=spec.name,
         argv=argv,
-        env=project.server_env(launch.env),
+        env=project.server_env({**launch.env, **dict(deployment.variant)}),
         cwd=project.directory,
         log_path=run_dir / "logs" / f"{slug}.server.log",
     )
     commands = {
-        "server": command_record(argv, launch.env, project.directory).model_copy(
-            update=server_config
-        )
+        "server": command_record(
+            argv, {**launch.env, **dict(deployment.variant)}, project.directory
+        ).model_copy(update=server_config)
     }
     proxy: ProcessTree | None = None
     try:

@@ -80,7 +80,40 @@ def database() -> dict[str, Any]:
         "host": db.get("HOST") or None,
         "conn_max_age": db.get("CONN_MAX_AGE"),
         "pool": bool(options.get("pool")),
+        "server_version": _server_version(),
     }
+
+
+def _server_version() -> str | None:
+    """The database server's version (PostgreSQL: e.g. 15.19), None when unknown."""
+    try:
+        if connection.vendor == "postgresql":
+            connection.ensure_connection()
+            number = int(connection.pg_version)  # type: ignore[attr-defined]
+            return f"{number // 10000}.{number % 10000}"
+        if connection.vendor == "sqlite":
+            import sqlite3
+
+            return sqlite3.sqlite_version
+    except Exception:  # a record, never a reason to stop the run
+        return None
+    finally:
+        connection.close()
+    return None
+
+
+def redis_version() -> str | None:
+    """The version of the Redis that REDIS_URL names (when set and reachable)."""
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return None
+    try:
+        import redis
+
+        info = redis.Redis.from_url(url, socket_timeout=3).info("server")
+        return str(info.get("redis_version"))
+    except Exception:  # no client library or no answer: not recorded
+        return None
 
 
 def channel_layer() -> str | None:
@@ -114,6 +147,7 @@ def collect(project: Project, tools: dict[str, str | None]) -> Environment:
             "database": database(),
             "channel_layer": channel_layer(),
             "cache": _cache_backend(),
+            "redis": redis_version(),
         }
     )
 

@@ -66,13 +66,25 @@ def describe(func: Any) -> str:
     return f"{module}.{qualname}" if module else qualname or repr(func)
 
 
+def _view_of(path: str) -> Any:
+    from django.urls import Resolver404, resolve
+
+    try:
+        return resolve(path).func
+    except Resolver404:
+        return None
+
+
 @contextlib.contextmanager
-def _counting() -> Iterator[list[tuple[str, str]]]:
+def _counting(view: Any = None) -> Iterator[list[tuple[str, str]]]:
     seen: list[tuple[str, str]] = []
     to_async, to_sync = sync.SyncToAsync.__call__, sync.AsyncToSync.__call__
 
     async def counted_to_async(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(("sync_to_async", describe(self.func)))
+        what = describe(self.func)
+        if view is not None and self.func is view:
+            what = f"the sync view {what}"
+        seen.append(("sync_to_async", what))
         return await to_async(self, *args, **kwargs)
 
     def counted_to_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -139,7 +151,7 @@ def count(scenario: Scenario) -> AsgiHops:
         return AsgiHops(counted=False, why="only GET and HEAD scenarios are counted")
     from django.db import connections
 
-    with _counting() as seen:
+    with _counting(_view_of(urlsplit(scenario.request.path).path)) as seen:
         status = asyncio.run(_one_request(scenario))
     connections.close_all()
     causes: dict[str, int] = {}

@@ -196,7 +196,7 @@ def run_trial(
     round_index: int = 0,
 ) -> Trial:
     """Warm up, drain, then a timed window with the server (and proxy) sampled."""
-    slug = f"{live.deployment.label}-{scenario.name}-c{connections}".replace("+", "-")
+    slug = f"{live.deployment.slug}-{scenario.name}-c{connections}"
     if settings.warmup > 0:
         # Warm-up always uses the builtin driver at the same concurrency: it takes
         # fractional seconds (wrk only whole ones, so a 0.3 s warm-up would last 1 s),

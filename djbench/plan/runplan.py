@@ -8,6 +8,9 @@ reads the dict. The same value is saved in the results file and read back by
 
 from __future__ import annotations
 
+import itertools
+import math
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -15,6 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from djbench.plan.options import OptionError, positive_ints, split_list
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
+MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
+_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
     # About ten minutes over the thirteen servers on a 2-core machine.
     "default": {"trials": 3, "duration": 3.0, "warmup": 1.0, "concurrency": [32]},
@@ -48,6 +53,16 @@ class RunOptions(BaseModel):
     seed: int | None = None
     output: str = "bench-results"
     setup: bool = True
+    # Settings axes: environment variable -> values; every combination is a variant.
+    axes: dict[str, list[str]] = {}
+
+    def variants(self) -> list[tuple[tuple[str, str], ...]]:
+        """Every combination of the axes' values (one empty variant without axes)."""
+        names = list(self.axes)
+        return [
+            tuple(zip(names, values, strict=True))
+            for values in itertools.product(*(self.axes[n] for n in names))
+        ]
 
     @property
     def scenarios_given(self) -> bool:
@@ -98,6 +113,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     if port is not None and not 0 < port < 65536:
         raise OptionError("--port takes a port number from 1 to 65535")
     scenario_file = options.get("scenario_file")
+    axes = parse_axes(options.get("axis"))
     return RunOptions(
         servers=split_list(options.get("servers")),
         scenarios=split_list(options.get("scenarios")),
@@ -119,4 +135,36 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         seed=options.get("seed"),
         output=str(options.get("output") or "bench-results"),
         setup=not options.get("no_setup", False),
+        axes=axes,
     )
+
+
+def parse_axes(raw: str | None) -> dict[str, list[str]]:
+    """--axis "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean" -> {name: [values]}."""
+    axes: dict[str, list[str]] = {}
+    for part in (raw or "").split(";"):
+        if not part.strip():
+            continue
+        name, sep, values = part.partition("=")
+        name = name.strip()
+        if not sep or not _NAME.match(name):
+            raise OptionError(
+                f"--axis takes NAME=V1,V2[;NAME2=...] with NAME an environment variable "
+                f"in capitals, got {part.strip()!r}"
+            )
+        if name in axes:
+            raise OptionError(f"--axis names {name} twice")
+        found = list(dict.fromkeys(split_list(values)))
+        if len(found) < 1:
+            raise OptionError(f"--axis {name}: give at least one value")
+        axes[name] = found
+    combinations = math.prod(len(v) for v in axes.values()) if axes else 1
+    if combinations > MAX_VARIANTS:
+        raise OptionError(
+            f"--axis makes {combinations} combinations; at most {MAX_VARIANTS} per run"
+        )
+    return axes
+
+
+def variant_label(variant: tuple[tuple[str, str], ...]) -> str:
+    return ",".join(f"{k}={v}" for k, v in variant)

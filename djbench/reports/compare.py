@@ -67,10 +67,12 @@ class PairResult:
     verdict: str
     reasons: list[str] = field(default_factory=list)
     metrics: list[MetricResult] = field(default_factory=list)
+    variant: str = ""  # a settings variant (--axis), as NAME=VALUE,...
 
     @property
     def label(self) -> str:
-        return self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        return f"{base}[{self.variant}]" if self.variant else base
 
 
 @dataclass
@@ -203,7 +205,14 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
     results: list[PairResult] = []
     for b in base.pairs:
         n = new_pairs.pop(b.key, None)
-        result = PairResult(b.server, b.proxy, b.scenario, b.concurrency, "inconclusive")
+        result = PairResult(
+            b.server,
+            b.proxy,
+            b.scenario,
+            b.concurrency,
+            "inconclusive",
+            variant=b.entry.variant_label,
+        )
         results.append(result)
         if n is None:
             result.verdict, result.reasons = "not comparable", ["not in NEW"]
@@ -243,7 +252,13 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
     for n in new_pairs.values():
         results.append(
             PairResult(
-                n.server, n.proxy, n.scenario, n.concurrency, "not comparable", ["not in BASE"]
+                n.server,
+                n.proxy,
+                n.scenario,
+                n.concurrency,
+                "not comparable",
+                ["not in BASE"],
+                variant=n.entry.variant_label,
             )
         )
     return Comparison(

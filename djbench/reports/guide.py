@@ -8,6 +8,7 @@ invalid) or that served fewer connections than were offered.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
@@ -216,13 +217,15 @@ def memory_recommendation(run: Run) -> Recommendation:
 
 def proxy_recommendation(run: Run) -> Recommendation:
     direct = {
-        (p.server, p.scenario, p.concurrency): p for p in run.pairs if p.proxy == "none" and p.ok
+        (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
+        for p in run.pairs
+        if p.proxy == "none" and p.ok
     }
     rows = []
     for pair in run.pairs:
         if pair.proxy == "none" or not pair.ok:
             continue
-        base = direct.get((pair.server, pair.scenario, pair.concurrency))
+        base = direct.get((pair.server, pair.entry.variant_label, pair.scenario, pair.concurrency))
         if base is None:
             continue
         ratio = (pair.median("rps") or 0) / (base.median("rps") or 1)
@@ -278,11 +281,89 @@ def asgi_readiness(run: Run) -> Recommendation:
     return Recommendation("asgi", title, "\n".join(lines))
 
 
+# Settings axes the guide has a section for, and the --axis that measures them.
+AXIS_SECTIONS = {
+    "db": (
+        "Database connections (per interface)",
+        ("DB_POOL", "DB_CONN_MAX_AGE"),
+        '--axis "DB_POOL=0,1;DB_CONN_MAX_AGE=0,60" --database postgres',
+    ),
+    "middleware": (
+        "Middleware profile",
+        ("MIDDLEWARE_PROFILE",),
+        '--axis "MIDDLEWARE_PROFILE=default,lean"',
+    ),
+}
+
+
+def axis_lines(run: Run, axis: str) -> list[str]:
+    """Per interface: each value of `axis` against its first value, same everything else.
+
+    A ratio is taken per (server, proxy, scenario, concurrency, other axes' values);
+    the line gives their median and range, and names the winner only when every ratio
+    of it is above 1 (otherwise the run cannot separate them).
+    """
+    values = run.plan.axes.get(axis, [])
+    if len(values) < 2:
+        return []
+    base = values[0]
+    lines = []
+    for interface in ("wsgi", "asgi"):
+        groups: dict[tuple[object, ...], dict[str, Pair]] = {}
+        for p in run.pairs:
+            if not p.ok or p.entry.interface != interface or axis not in p.variant:
+                continue
+            others = tuple(sorted((k, v) for k, v in p.variant.items() if k != axis))
+            key = (p.server, p.proxy, p.scenario, p.concurrency, others)
+            groups.setdefault(key, {})[p.variant[axis]] = p
+        ratios: dict[str, list[float]] = {v: [] for v in values[1:]}
+        for by_value in groups.values():
+            reference = by_value.get(base)
+            if reference is None or not reference.median("rps"):
+                continue
+            for value in values[1:]:
+                other = by_value.get(value)
+                if other is not None and other.median("rps"):
+                    ratios[value].append(
+                        (other.median("rps") or 0) / (reference.median("rps") or 1)
+                    )
+        measured = {v: r for v, r in ratios.items() if r}
+        if not measured:
+            continue
+        parts = []
+        for value, found in measured.items():
+            found.sort()
+            median = statistics.median(found)
+            parts.append(
+                f"`{axis}={value}` gave {median:.2f}x the req/s of `{axis}={base}` "
+                f"(median of {len(found)} pair(s), {found[0]:.2f}-{found[-1]:.2f}x)"
+            )
+        best_value, best = max(measured.items(), key=lambda kv: statistics.median(kv[1]))
+        if min(best) > 1:
+            verdict = f"use `{axis}={best_value}`"
+        elif max(v for r in measured.values() for v in r) < 1:
+            verdict = f"keep `{axis}={base}`"
+        else:
+            verdict = "no clear winner in this run (ratios on both sides of 1)"
+        lines.append(f"- **{interface.upper()}**: {verdict}. " + "; ".join(parts) + ".")
+    return lines
+
+
+def axis_recommendations(run: Run) -> list[Recommendation]:
+    found = []
+    for key, (title, axes, how) in AXIS_SECTIONS.items():
+        lines = [line for axis in axes for line in axis_lines(run, axis)]
+        text = "\n".join(lines) if lines else f"Not measured in this run: run with {how}."
+        found.append(Recommendation(key, title, text))
+    return found
+
+
 def recommendations(run: Run) -> list[Recommendation]:
     return [
         *throughput_recommendations(run),
         memory_recommendation(run),
         proxy_recommendation(run),
+        *axis_recommendations(run),
         asgi_readiness(run),
     ]
 

@@ -246,12 +246,12 @@ def proxy_section(runs: list[Run]) -> Section | None:
     caddy_rps: list[float] = []
     for run in runs:
         direct = {
-            (p.server, p.scenario, p.concurrency): p
+            (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
             for p in run.pairs
             if p.proxy == "none" and p.ok
         }
         for p in run.pairs:
-            base = direct.get((p.server, p.scenario, p.concurrency))
+            base = direct.get((p.server, p.entry.variant_label, p.scenario, p.concurrency))
             if p.proxy == "none" or not p.ok or base is None:
                 continue
             ratio = (p.median("rps") or 0) / (base.median("rps") or 1)
@@ -369,7 +369,13 @@ def environment_section(runs: list[Run]) -> Section:
         ("Python", lambda r: r.environment.python),
         ("Django", lambda r: r.environment.django),
         ("CPU", lambda r: f"{r.environment.cpu_model} x{r.environment.cpu_count}"),
-        ("database", lambda r: r.environment.database.vendor),
+        (
+            "database",
+            lambda r: f"{r.environment.database.vendor} {r.environment.database.server_version}",
+        ),
+        ("Redis", lambda r: r.environment.redis or "not used"),
+        ("settings axes", lambda r: r.plan.axes or "none"),
+        ("memory sampling", lambda r: r.plan.memory_sampling),
         ("channel layer", lambda r: r.environment.channel_layer),
         ("middleware profile", lambda r: r.environment.middleware_profile),
         ("driver", lambda r: f"{r.plan.driver} ({r.environment.tools.get('driver')})"),

@@ -63,6 +63,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "died_during_verify": lambda p: "the server died during verification: " + _problems(p),
     "parity": lambda p: f"answers differently from {p['reference']}: {_problems(p)}",
     "server_failed": lambda p: str(p["message"]),
+    "settings_refused": lambda p: f"the project's settings refuse {p['variant']}: {p['message']}",
     "server_died": lambda p: (
         f"{p['deployment']} died during the load of {p['scenario']} "
         f"(exit code {p['exit_code']}); see {p['log']}"
@@ -151,7 +152,7 @@ def hop_advice(causes: dict[str, int]) -> str:
             "drop it): every process_request/process_response of a MiddlewareMixin "
             "middleware is a hop under ASGI"
         )
-    if "view_wrapper" in text or "_get_response" in text:
+    if "view_wrapper" in text or "the sync view" in text:
         advice.append("write the view as `async def`")
     if "QuerySet" in text:
         advice.append(

@@ -124,8 +124,12 @@ class Pair:
         return self.entry.reason
 
     @property
-    def key(self) -> tuple[str, str, int | None, str]:
-        return (self.server, self.scenario, self.concurrency, self.proxy)
+    def variant(self) -> dict[str, str]:
+        return self.entry.variant
+
+    @property
+    def key(self) -> tuple[str, str, int | None, str, str]:
+        return (self.server, self.scenario, self.concurrency, self.proxy, self.entry.variant_label)
 
     @property
     def label(self) -> str:

@@ -182,6 +182,9 @@ class PairResult(Model):
 
     server: str
     proxy: str = "none"
+    variant: dict[str, str] = Field(
+        default_factory=dict, description="settings variant (--axis): environment variables"
+    )
     scenario: str
     concurrency: int | None = None
     interface: str | None = None
@@ -203,12 +206,13 @@ class PairResult(Model):
     log_tail: str | None = None
 
     @property
-    def label(self) -> str:
-        return self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+    def variant_label(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.variant.items())
 
     @property
-    def key(self) -> tuple[str, str, str, int | None]:
-        return (self.server, self.proxy, self.scenario, self.concurrency)
+    def label(self) -> str:
+        base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        return f"{base}[{self.variant_label}]" if self.variant else base
 
 
 class RestMemory(Model):
@@ -279,6 +283,9 @@ class PlanRecord(Model):
     server_cpus: list[int] = Field(default_factory=list)
     driver_cpus: list[int] = Field(default_factory=list)
     pinning: str | None = None
+    axes: dict[str, list[str]] = Field(
+        default_factory=dict, description="settings axes (--axis): variable -> values"
+    )
     observer_cpus: list[int] = Field(
         default_factory=list, description="where runbench itself (sampler, display) ran"
     )
@@ -297,6 +304,7 @@ class Database(Model):
     host: str | None = None
     conn_max_age: int | None = None
     pool: bool = False
+    server_version: str | None = None
 
 
 class Environment(Model):
@@ -323,6 +331,7 @@ class Environment(Model):
     database: Database = Field(default_factory=Database)
     channel_layer: str | None = None
     cache: str | None = None
+    redis: str | None = Field(default=None, description="Redis server version (REDIS_URL)")
 
 
 class RunDocument(Model):

@@ -34,6 +34,9 @@ def write_atomic(path: Path, document: RunDocument) -> None:
     text = dump(document)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        # mkstemp makes the file private (0600); a results file is as readable as any
+        # other file the user writes.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -42,6 +45,12 @@ def write_atomic(path: Path, document: RunDocument) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _where(error: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError, choose, cpu_split
 from djbench.plan.project import Project, current
-from djbench.plan.runplan import RunOptions
+from djbench.plan.runplan import RunOptions, variant_label
 from djbench.reports.console import (
     console_for,
     print_gate,
@@ -41,7 +41,7 @@ from djbench.reports.console import (
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import sessions
+from djbench.run import sessions, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -77,6 +77,12 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
+    a(
+        "--axis",
+        help='settings axes, e.g. "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean": every '
+        "combination is a variant of each deployment (environment variables the servers "
+        "start with), interleaved like the servers",
+    )
 
 
 @dataclass
@@ -145,10 +151,29 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             threads=opts.threads,
             cpus=selection.server_cpus,
             port=opts.port,
+            variant=variant,
         )
         for spec in selection.servers
         for proxy in selection.proxies
+        for variant in opts.variants()
     ]
+
+
+def runnable(
+    selection: Selection, opts: RunOptions, console: Console
+) -> tuple[list[Deployment], list[Deployment], dict[variants.Variant, str]]:
+    """(deployments to run, deployments not run, why their variant was refused)."""
+    every = deployments(selection, opts)
+    why = variants.refused(selection.project, opts.variants())
+    for variant, message in why.items():
+        console.print(
+            f"[yellow]incompatible[/] {escape(variant_label(variant))}: {escape(message)}"
+        )
+    return (
+        [d for d in every if d.variant not in why],
+        [d for d in every if d.variant in why],
+        why,
+    )
 
 
 def setup_project(command: BaseCommand, project: Project) -> None:
@@ -251,10 +276,12 @@ def verify_only(
             server_cpus=list(selection.server_cpus),
             driver_cpus=list(selection.driver_cpus),
             pinning="taskset" if selection.server_cpus else None,
+            axes=opts.axes,
         ),
         skipped=selection.skipped,
     )
-    plan = deployments(selection, opts)
+    plan, not_run, why = runnable(selection, opts, console)
+    document.results += variants.refused_entries(not_run, selection.scenarios, [None], why)
 
     def done(result: GateResult) -> None:
         document.results += gate_entries(result, selection.scenarios)
@@ -314,8 +341,9 @@ def benchmark(
         rate=opts.rate,
         max_error_rate=opts.max_error_rate,
     )
+    to_run, not_run, refused_why = runnable(selection, opts, console)
     plan = Plan(
-        deployments=deployments(selection, opts),
+        deployments=to_run,
         scenarios=chosen,
         concurrency=opts.concurrency,
         trials=opts.trials,
@@ -336,6 +364,12 @@ def benchmark(
     run_id = document.run_id
     run_dir = output / run_id
     document.status = "running"
+    known = {e.label for e in document.results}  # a resumed run has them already
+    document.results += [
+        e
+        for e in variants.refused_entries(not_run, chosen, list(plan.concurrency), refused_why)
+        if e.label not in known
+    ]
     recorder = Recorder(path, document)
     recorder.save()
     console.print(
@@ -432,6 +466,7 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             server_cpus=list(selection.server_cpus),
             driver_cpus=list(selection.driver_cpus),
             pinning="taskset" if selection.server_cpus else None,
+            axes=opts.axes,
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server (see djbench.launch.servers.NO_RECYCLE).

@@ -55,6 +55,7 @@ def gate_entries(result: GateResult, scenarios: list[Scenario]) -> list[PairResu
         PairResult(
             server=d.server.name,
             proxy=d.proxy,
+            variant=dict(d.variant),
             scenario=s.name,
             interface=d.server.interface,
             kind=s.kind,
@@ -142,8 +143,9 @@ class Plan:
         return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
 
 
-def entry_key(server: str, proxy: str, scenario: str, concurrency: int | None) -> str:
-    return f"{server}|{proxy}|{scenario}|{concurrency}"
+def entry_key(label: str, scenario: str, concurrency: int | None) -> str:
+    """One pair: a deployment's label (server, proxy, variant), scenario, concurrency."""
+    return f"{label}|{scenario}|{concurrency}"
 
 
 class Recorder:
@@ -153,7 +155,7 @@ class Recorder:
         self.path = path
         self.document = document
         self.entries: dict[str, PairResult] = {
-            entry_key(e.server, e.proxy, e.scenario, e.concurrency): e for e in document.results
+            entry_key(e.label, e.scenario, e.concurrency): e for e in document.results
         }
 
     def save(self) -> None:
@@ -168,11 +170,12 @@ class Recorder:
         return any(t.round == round_index for t in entry.trials)
 
     def entry(self, deployment: Deployment, scenario: Scenario, concurrency: int) -> PairResult:
-        key = entry_key(deployment.server.name, deployment.proxy, scenario.name, concurrency)
+        key = entry_key(deployment.label, scenario.name, concurrency)
         if key not in self.entries:
             entry = PairResult(
                 server=deployment.server.name,
                 proxy=deployment.proxy,
+                variant=dict(deployment.variant),
                 scenario=scenario.name,
                 concurrency=concurrency,
                 interface=deployment.server.interface,
@@ -189,7 +192,7 @@ class Recorder:
         return sum(
             1
             for e in self.entries.values()
-            if e.server == deployment.server.name and e.proxy == deployment.proxy
+            if e.label == deployment.label
             for t in e.trials
             if t.round == round_index
         )
@@ -266,9 +269,7 @@ def _pending(
     return [
         (s, c)
         for s, c in plan.items(allowed)
-        if not recorder.done(
-            entry_key(deployment.server.name, deployment.proxy, s.name, c), round_index
-        )
+        if not recorder.done(entry_key(deployment.label, s.name, c), round_index)
     ]
 
 
@@ -345,13 +346,13 @@ def _run_deployment(
         if plan.ws_idle and ws_ok and round_index == 0:
             entry = recorder.entry(deployment, ws_ok[0], plan.concurrency[0])
             entry.ws_idle = ws_idle_memory(
-                live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.label}-ws-idle.log"
+                live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.slug}-ws-idle.log"
             )
         record.after = settle(live.server, seconds=0.3)
     recorder.document.deployment_rounds.append(record)
     for scenario in plan.scenarios:
         for c in plan.concurrency:
-            key = entry_key(deployment.server.name, deployment.proxy, scenario.name, c)
+            key = entry_key(deployment.label, scenario.name, c)
             if key in recorder.entries and recorder.entries[key].trials:
                 summarise(recorder.entries[key], recorder.rounds_of(deployment))
     recorder.save()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.plan import runplan
 from djbench.plan.options import OptionError
-from djbench.run import benchrun
+from djbench.run import benchrun, services
 
 
 class Command(BaseCommand):
@@ -32,9 +33,45 @@ class Command(BaseCommand):
         a("--port", type=int, help="client-facing port (default: a free one per server)")
         a("--output", type=Path, default=Path("bench-results"), help="results folder")
         a("--no-setup", action="store_true", help="skip DJBENCH['SETUP_COMMANDS']")
+        a(
+            "--database",
+            metavar="postgres[=URL]",
+            help="run on PostgreSQL (default postgres://postgres@127.0.0.1:5432/djbench), "
+            "creating the database when missing",
+        )
+        a(
+            "--redis",
+            nargs="?",
+            const=services.DEFAULT_REDIS,
+            metavar="URL",
+            help="put the cache and channel layer on Redis (default redis://127.0.0.1:6379/0)",
+        )
         benchrun.add_load_arguments(parser)
 
+    def services(self, options: dict[str, Any]) -> None:
+        """--database / --redis: make sure they answer, then restart with their URLs."""
+        if not options.get("database") and not options.get("redis"):
+            return
+        if os.environ.get(services.MARK) == "1":
+            return  # this is the restarted runbench: the URLs are in the environment
+        env: dict[str, str] = {}
+        if options.get("database"):
+            url = services.database_url(options["database"])
+            self.stdout.write(services.ensure_database(url))
+            env["DATABASE_URL"] = url
+        if options.get("redis"):
+            self.stdout.write(services.check_redis(options["redis"]))
+            env["REDIS_URL"] = options["redis"]
+        self.stdout.write(
+            "restarting runbench with " + ", ".join(f"{k}={v}" for k, v in env.items())
+        )
+        services.restart_with(env)
+
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self.services(options)
+        except OptionError as exc:
+            raise CommandError(str(exc), returncode=2) from None
         action = benchrun.Action(
             list=options["list"],
             verify_only=options["verify_only"],

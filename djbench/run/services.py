@@ -1,0 +1,94 @@
+"""PostgreSQL and Redis one option away: `runbench --database postgres --redis`.
+
+runbench makes sure the database exists (creating it when missing) and that Redis
+answers, then starts itself again with DATABASE_URL and REDIS_URL set, so that its own
+process (setup commands, sessions, the environment record) and every server read the
+same settings. This works for any project whose settings take DATABASE_URL and
+REDIS_URL from the environment (the sample project does, with dj-database-url).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from djbench.plan.options import OptionError
+
+DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/djbench"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+MARK = "DJBENCH_SERVICES_READY"  # set in the restarted process
+
+
+def database_url(raw: str) -> str:
+    """--database postgres[=URL] -> the URL."""
+    kind, _, url = raw.partition("=")
+    if kind != "postgres":
+        raise OptionError(
+            f"--database takes postgres or postgres=URL, got {raw!r}; valid: postgres"
+        )
+    url = url or DEFAULT_POSTGRES
+    if urlsplit(url).scheme not in ("postgres", "postgresql"):
+        raise OptionError(f"--database postgres=URL takes a postgres:// URL, got {url!r}")
+    return url
+
+
+def ensure_database(url: str) -> str:
+    """Create the database when missing; a sentence saying what was done."""
+    try:
+        import psycopg
+        from psycopg import sql
+    except ImportError:
+        raise OptionError(
+            '--database postgres needs psycopg: pip install "psycopg[binary]"'
+        ) from None
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/") or "djbench"
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+    try:
+        with psycopg.connect(maintenance, autocommit=True, connect_timeout=5) as conn:
+            query = "SELECT 1 FROM pg_database WHERE datname = %s"
+            exists = conn.execute(query, (name,)).fetchone()
+            if exists:
+                return f"PostgreSQL database {name!r} on {where} exists"
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+            return f"created PostgreSQL database {name!r} on {where}"
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "no answer"
+        raise OptionError(f"--database: PostgreSQL on {where} is unreachable ({first})") from None
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise OptionError(f"--database: PostgreSQL on {where} refused: {first}") from None
+
+
+def check_redis(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss"):
+        raise OptionError(f"--redis takes a redis:// URL, got {url!r}")
+    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    try:
+        with socket.create_connection((host, port), timeout=3) as sock:
+            sock.sendall(b"PING\r\n")
+            answer = sock.recv(64)
+    except OSError as exc:
+        raise OptionError(f"--redis: Redis on {host}:{port} is unreachable ({exc})") from None
+    if not answer.startswith((b"+PONG", b"-NOAUTH")):
+        raise OptionError(f"--redis: {host}:{port} did not answer PING like Redis")
+    return f"Redis on {host}:{port} answers"
+
+
+def restart_with(env: dict[str, str]) -> None:
+    """Start this runbench again with `env` added (never returns)."""
+    argv0 = Path(sys.argv[0]).name if sys.argv else ""
+    if argv0 not in ("manage.py", "django-admin") and not argv0.endswith("manage.py"):
+        raise OptionError(
+            "--database and --redis restart runbench with DATABASE_URL/REDIS_URL set; "
+            "run it from the command line (python manage.py runbench ...) or set those "
+            "variables yourself"
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **env, MARK: "1"})
