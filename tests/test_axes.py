@@ -131,7 +131,7 @@ def test_a_two_value_axis_on_one_server(live_database: str, tmp_path: Path) -> N
             assert "DB_POOL=1 needs a PostgreSQL DATABASE_URL" in say(pooled.reason)
         else:
             assert pooled.status == "ok"
-    assert "uvicorn[MIDDLEWARE_PROFILE=lean,DB_POOL=0]" in out.getvalue()
+    assert "uvicorn[MIDDLEWARE_PROFILE=lean,DB_POOL=0]" in out.getvalue()  # the results table
 
 
 def test_database_and_redis_unreachable_are_sentences() -> None:

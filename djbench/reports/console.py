@@ -137,6 +137,11 @@ def _rps_cell(entry: PairResult) -> str:
     return f"{rps.median:,.0f}{spread}"
 
 
+def _server(entry: PairResult) -> str:
+    """The server's name, with its settings variant (--axis) when it has one."""
+    return f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
+
+
 def print_results(console: Console, document: RunDocument) -> None:
     """One table per scenario, fastest first; then what was not ranked, with reasons."""
     by_scenario: dict[str, list[PairResult]] = defaultdict(list)
@@ -166,7 +171,7 @@ def print_results(console: Console, document: RunDocument) -> None:
         for e in ranked:
             s, m = e.summary, e.memory_mb
             table.add_row(
-                e.server,
+                escape(_server(e)),
                 e.proxy,
                 str(e.concurrency),
                 _rps_cell(e),
@@ -180,14 +185,16 @@ def print_results(console: Console, document: RunDocument) -> None:
         console.print(table)
         for e in ranked:
             for warning in e.summary.warnings:
-                console.print(f"[yellow]warning[/] {e.server}/{e.proxy}: {escape(say(warning))}")
+                console.print(
+                    f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(say(warning))}"
+                )
     unranked = [e for e in document.results if e.status != "ok"]
     if unranked:
         console.print("Not ranked:")
         for e in unranked:
             console.print(
                 f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{e.status}[/] "
-                f"{e.server}/{e.proxy} {escape(e.scenario)}: {escape(say(e.reason))}"
+                f"{escape(_server(e))}/{e.proxy} {escape(e.scenario)}: {escape(say(e.reason))}"
             )
     for e in document.results:
         w = e.ws_idle
@@ -195,7 +202,7 @@ def print_results(console: Console, document: RunDocument) -> None:
             continue
         short = f" of {w.requested} asked" if w.opened < w.requested else ""
         console.print(
-            f"{e.server}/{e.proxy}: {w.opened}{short} idle WebSocket connections, "
+            f"{escape(_server(e))}/{e.proxy}: {w.opened}{short} idle WebSocket connections, "
             f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MB "
             f"({_fmt(w.per_connection_kb)} KB per connection)"
         )

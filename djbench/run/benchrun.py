@@ -10,6 +10,7 @@ from argparse import ArgumentParser
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -265,19 +266,7 @@ def verify_only(
         kind="verify",
         started=_now(),
         environment=environment.collect(selection.project, tools()),
-        plan=PlanRecord(
-            options=opts.model_dump(mode="json"),
-            servers=[s.name for s in selection.servers],
-            proxies=selection.proxies,
-            scenarios=scenario_meta(selection.scenarios, selection.servers),
-            scenario_file=str(selection.scenario_file.path),
-            workers=opts.workers,
-            threads=opts.threads,
-            server_cpus=list(selection.server_cpus),
-            driver_cpus=list(selection.driver_cpus),
-            pinning="taskset" if selection.server_cpus else None,
-            axes=opts.axes,
-        ),
+        plan=plan_record(selection, opts, selection.scenarios),
         skipped=selection.skipped,
     )
     plan, not_run, why = runnable(selection, opts, console)
@@ -437,6 +426,26 @@ def scenario_meta(
     }
 
 
+def plan_record(
+    selection: Selection, opts: RunOptions, chosen: list[scenarios.Scenario], **fields: Any
+) -> PlanRecord:
+    """What every run records of its plan; `fields` add what a benchmark adds."""
+    return PlanRecord(
+        options=opts.model_dump(mode="json"),
+        servers=[s.name for s in selection.servers],
+        proxies=selection.proxies,
+        scenarios=scenario_meta(chosen, selection.servers),
+        scenario_file=str(selection.scenario_file.path),
+        workers=opts.workers,
+        threads=opts.threads,
+        server_cpus=list(selection.server_cpus),
+        driver_cpus=list(selection.driver_cpus),
+        pinning="taskset" if selection.server_cpus else None,
+        axes=opts.axes,
+        **fields,
+    )
+
+
 def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan) -> RunDocument:
     return RunDocument(
         run_id=run_id,
@@ -446,13 +455,11 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
         environment=environment.collect(
             selection.project, {**tools(), "driver": plan.driver.version()}
         ),
-        plan=PlanRecord(
-            options=opts.model_dump(mode="json"),
+        plan=plan_record(
+            selection,
+            opts,
+            plan.scenarios,
             profile=opts.profile,
-            servers=[s.name for s in selection.servers],
-            proxies=selection.proxies,
-            scenarios=scenario_meta(plan.scenarios, selection.servers),
-            scenario_file=str(selection.scenario_file.path),
             concurrency=plan.concurrency,
             trials=plan.trials,
             duration=plan.settings.duration,
@@ -461,12 +468,6 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             rate=plan.settings.rate,
             loop="open" if plan.settings.rate else "closed",
             keep_alive=True,
-            workers=opts.workers,
-            threads=opts.threads,
-            server_cpus=list(selection.server_cpus),
-            driver_cpus=list(selection.driver_cpus),
-            pinning="taskset" if selection.server_cpus else None,
-            axes=opts.axes,
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server (see djbench.launch.servers.NO_RECYCLE).

@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError
@@ -48,21 +49,33 @@ def server_failed(message: str) -> Notice:
     return Notice(code="server_failed", params={"message": message.splitlines()[0]})
 
 
+def new_pair(
+    deployment: Deployment, scenario: Scenario, concurrency: int | None, **fields: Any
+) -> PairResult:
+    """The record of one (deployment, scenario, concurrency); `fields` set the rest."""
+    return PairResult(
+        server=deployment.server.name,
+        proxy=deployment.proxy,
+        variant=dict(deployment.variant),
+        scenario=scenario.name,
+        concurrency=concurrency,
+        interface=deployment.server.interface,
+        kind=scenario.kind,
+        scenario_fingerprint=scenario.fingerprint(),
+        workers=deployment.workers,
+        **{"status": "ok", **fields},
+    )
+
+
 def gate_entries(result: GateResult, scenarios: list[Scenario]) -> list[PairResult]:
     """The verify-only run's record of one deployment: one entry per scenario."""
-    d = result.deployment
     return [
-        PairResult(
-            server=d.server.name,
-            proxy=d.proxy,
-            variant=dict(d.variant),
-            scenario=s.name,
-            interface=d.server.interface,
-            kind=s.kind,
+        new_pair(
+            result.deployment,
+            s,
+            None,
             status=result.verdicts[s.name].status,
             reason=result.verdicts[s.name].reason,
-            scenario_fingerprint=s.fingerprint(),
-            workers=d.workers,
             startup_seconds=result.startup_seconds,
             command=result.commands,
             verify=result.verdicts[s.name].record(),
@@ -172,18 +185,7 @@ class Recorder:
     def entry(self, deployment: Deployment, scenario: Scenario, concurrency: int) -> PairResult:
         key = entry_key(deployment.label, scenario.name, concurrency)
         if key not in self.entries:
-            entry = PairResult(
-                server=deployment.server.name,
-                proxy=deployment.proxy,
-                variant=dict(deployment.variant),
-                scenario=scenario.name,
-                concurrency=concurrency,
-                interface=deployment.server.interface,
-                kind=scenario.kind,
-                status="ok",
-                scenario_fingerprint=scenario.fingerprint(),
-                workers=deployment.workers,
-            )
+            entry = new_pair(deployment, scenario, concurrency)
             self.entries[key] = entry
             self.document.results.append(entry)
         return self.entries[key]

@@ -15,6 +15,7 @@ from djbench.launch.live import Deployment
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice, PairResult
+from djbench.run.runner import new_pair
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -53,14 +54,10 @@ def refused_entries(
 ) -> list[PairResult]:
     """`incompatible` pairs for every deployment whose variant the settings refused."""
     return [
-        PairResult(
-            server=d.server.name,
-            proxy=d.proxy,
-            variant=dict(d.variant),
-            scenario=s.name,
-            concurrency=c,
-            interface=d.server.interface,
-            kind=s.kind,
+        new_pair(
+            d,
+            s,
+            c,
             status="incompatible",
             reason=Notice(
                 code="settings_refused",
@@ -69,8 +66,6 @@ def refused_entries(
                     "message": why[d.variant],
                 },
             ),
-            scenario_fingerprint=s.fingerprint(),
-            workers=d.workers,
         )
         for d in deployments
         if d.variant in why
