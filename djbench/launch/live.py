@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from djbench.launch.process import (
+    RECORD_DIR,
     ProcessTree,
     ServerError,
     check_port_free,
@@ -166,6 +167,7 @@ def deploy(
         env=project.server_env({**launch.env, **dict(deployment.variant)}),
         cwd=project.directory,
         log_path=run_dir / "logs" / f"{slug}.server.log",
+        record_dir=run_dir / RECORD_DIR,
     )
     commands = {
         "server": command_record(
@@ -191,6 +193,7 @@ def deploy(
                 env=project.server_env(caddy.env),
                 cwd=project.directory,
                 log_path=run_dir / "logs" / f"{slug}.caddy.log",
+                record_dir=run_dir / RECORD_DIR,
             )
             commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory).model_copy(
                 update=proxy_config

@@ -4,19 +4,26 @@ Every process is started in a new session (so its own process group), with outpu
 log file. The tree is re-listed while it runs so that a worker re-parented to init
 after its master died is still known and stopped by PID. Nothing is ever stopped by
 name. Every started tree is registered until stopped, so that an interrupted run can
-stop what is left (:func:`stop_all`).
+stop what is left (:func:`stop_all`); and, for when runbench itself is killed, each tree
+dies with it (parent-death signal), is recorded on disk while it runs, and is reaped by
+a watchdog process or the next runbench (:func:`reap`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -106,6 +113,35 @@ def pinned_self(cpus: Sequence[int]) -> Iterator[None]:
         _pin_threads(before)
 
 
+@functools.cache
+def deathsig_prefix() -> tuple[str, ...]:
+    """`setpriv --pdeathsig KILL --` (util-linux) when this machine has it.
+
+    The kernel then kills the started process when the runbench thread that started it
+    dies, even by SIGKILL (an out-of-memory kill, a cancelled CI job): cleanup code
+    cannot run then, but this does. The flag survives the exec into taskset and the
+    server. It is not inherited by the server's own workers: those are reaped from the
+    on-disk record (:func:`reap`) at runbench's next start. Not part of the recorded
+    command (it changes nothing about how the server runs).
+    """
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return ()
+    try:
+        usage = subprocess.run(
+            [setpriv, "--help"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return (setpriv, "--pdeathsig", "KILL", "--") if "--pdeathsig" in usage.stdout else ()
+
+
+RECORD_DIR = "pids"  # in a run's folder: one file per running process group
+# Every process djbench starts, and everything those start, carries a token of its tree
+# in this variable: the proof of ownership reap() asks for before it kills anything.
+TOKEN_VARIABLE = "DJBENCH_PROCESS_TREE"
+
+
 @dataclass
 class ProcessTree:
     """A started process and everything it spawns."""
@@ -118,6 +154,9 @@ class ProcessTree:
     stop_signal: int = signal.SIGTERM
     popen: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
+    # Where the record of this process group is kept while it runs (reap() reads it).
+    record_dir: Path | None = None
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
     _known: dict[int, psutil.Process] = field(default_factory=dict)
 
     @property
@@ -130,9 +169,9 @@ class ProcessTree:
         with self.log_path.open("ab") as log:
             try:
                 self.popen = subprocess.Popen(
-                    self.argv,
+                    [*deathsig_prefix(), *self.argv],
                     cwd=self.cwd,
-                    env=self.env,
+                    env={**self.env, TOKEN_VARIABLE: self.token},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -143,6 +182,28 @@ class ProcessTree:
         self.started_at = time.monotonic()
         _REGISTRY[self.pid] = self
         self.processes()
+        self._write_record()
+
+    def _record_path(self) -> Path | None:
+        return None if self.record_dir is None else self.record_dir / f"{self.pid}.json"
+
+    def _write_record(self) -> None:
+        path = self._record_path()
+        if path is None:
+            return
+        with contextlib.suppress(OSError, psutil.Error):  # a record helps; it never stops a run
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record = {
+                "pid": self.pid,
+                "pgid": os.getpgid(self.pid),
+                "create_time": psutil.Process(self.pid).create_time(),
+                "name": self.name,
+                "token": self.token,
+                "argv": self.argv,
+                "owner": os.getpid(),
+                "owner_started": psutil.Process().create_time(),
+            }
+            path.write_text(json.dumps(record))
 
     def exited(self) -> int | None:
         """The leader's exit code, or None while it runs."""
@@ -204,14 +265,22 @@ class ProcessTree:
         )
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """Graceful signal to the leader, wait for the whole tree, then kill what is left."""
+        """Graceful signal to the leader, wait for the whole tree, then kill what is left.
+
+        After a second interrupt (:func:`terminate_on_signals`) there is no grace: kill.
+        """
         if self.popen is None:
             return
+        if _FORCE.is_set():
+            timeout = 0.0
         procs = self.processes()
         if self.exited() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, self.stop_signal)
-        _gone, alive = psutil.wait_procs(procs, timeout=timeout)
+        alive = procs
+        deadline = time.monotonic() + timeout
+        while alive and time.monotonic() < deadline and not _FORCE.is_set():
+            _gone, alive = psutil.wait_procs(alive, timeout=0.1)
         if alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
@@ -222,6 +291,9 @@ class ProcessTree:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
         _REGISTRY.pop(self.pid, None)
+        path = self._record_path()
+        if path is not None:
+            path.unlink(missing_ok=True)
 
     def survivors(self) -> list[psutil.Process]:
         return [p for p in self._known.values() if _alive(p)]
@@ -238,10 +310,94 @@ def _alive(proc: psutil.Process) -> bool:
 _REGISTRY: dict[int, ProcessTree] = {}
 
 
+_FORCE = threading.Event()  # set by a second interrupt: stop without waiting
+
+
 def stop_all() -> None:
     """Stop every tree still running (interrupted runs, failures)."""
     for tree in list(_REGISTRY.values()):
         tree.stop(timeout=5)
+
+
+def _same_process(pid: int, created: float | None) -> bool:
+    """Is `pid` the process that was started at `created` (not a reused PID)?"""
+    try:
+        proc = psutil.Process(pid)
+        return created is None or abs(proc.create_time() - float(created)) < 0.01
+    except psutil.Error:
+        return False
+
+
+def reap(folder: Path, owner: int | None = None) -> list[str]:
+    """Stop process groups that a runbench recorded under `folder` and left running.
+
+    With `owner`, the groups that runbench (that PID) started, alive or not: what the
+    watchdog does when its runbench dies. Without, the groups of every runbench that is
+    no longer running: what each runbench does at its start. A process is ours only when
+    it is in the recorded process group *and* carries the tree's token in its
+    environment (so a reused PID or group id is never touched); orphaned workers are
+    reaped with their group. Never by name. Returns what was stopped, one phrase each;
+    the records are removed.
+    """
+    stopped = []
+    for record_path in sorted(folder.glob(f"*/{RECORD_DIR}/*.json")):
+        try:
+            record = json.loads(record_path.read_text())
+            pgid, token = int(record["pgid"]), str(record["token"])
+        except (OSError, ValueError, KeyError, TypeError):
+            record_path.unlink(missing_ok=True)
+            continue
+        runbench = int(record.get("owner", 0))
+        if owner is not None and runbench != owner:
+            continue
+        if owner is None and _same_process(runbench, record.get("owner_started")):
+            continue  # a runbench that is still running owns it
+        # The leader may be gone (killed by its parent-death signal) while its workers,
+        # orphaned, still run in its group: the group is what is reaped, and only the
+        # members that carry the tree's token in their environment (a group id reused
+        # by someone else's processes is never touched).
+        members = _group(pgid, token) if pgid > 1 else []
+        for proc in members:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(members, timeout=5)
+        if members:
+            name = record.get("name", "?")
+            stopped.append(f"{name} (process group {pgid}, {len(members)} process(es))")
+        record_path.unlink(missing_ok=True)
+    return stopped
+
+
+_WATCHDOG: list[subprocess.Popen[bytes]] = []
+
+
+def start_watchdog(folder: Path) -> None:
+    """A small process that outlives runbench: when runbench dies in any way (SIGKILL
+    included), the pipe from runbench closes and the watchdog stops every process group
+    runbench recorded under `folder` (see :mod:`djbench.launch.watchdog`)."""
+    if _WATCHDOG and _WATCHDOG[0].poll() is None:
+        return
+    _WATCHDOG[:] = [
+        subprocess.Popen(
+            [sys.executable, "-m", "djbench.launch.watchdog", str(folder), str(os.getpid())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C to runbench's group does not reach it
+        )
+    ]
+
+
+def _group(pgid: int, token: str) -> list[psutil.Process]:
+    """The processes of group `pgid` that carry `token` (:data:`TOKEN_VARIABLE`)."""
+    found: list[psutil.Process] = []
+    if not token:
+        return found
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(proc.pid) == pgid and proc.environ().get(TOKEN_VARIABLE) == token:
+                found.append(proc)
+    return found
 
 
 @contextlib.contextmanager
@@ -256,15 +412,32 @@ def running(tree: ProcessTree) -> Iterator[ProcessTree]:
 
 @contextlib.contextmanager
 def terminate_on_signals() -> Iterator[None]:
-    """Turn SIGTERM (and SIGHUP) into KeyboardInterrupt so that cleanup code runs."""
+    """The first SIGINT, SIGTERM or SIGHUP stops gracefully (as KeyboardInterrupt, so that
+    cleanup code runs); a second one forces: the stopping goes on without waiting for
+    graceful exits, and is never cut off half-way. Handlers are restored only once every
+    started process is stopped."""
+    received = []
 
     def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+        received.append(signum)
+        if len(received) == 1:
+            raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+        _FORCE.set()  # cleanup is under way: make it quick, do not interrupt it
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, handler) for s in signals}
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-        stop_all()
+        interrupted = bool(received)
+        received.append(0)  # from here on, any signal only forces
+        try:
+            stop_all()
+        finally:
+            for s, h in previous.items():
+                # After an interrupt the command is about to exit: a late Ctrl-C must
+                # not turn a clean stop into a traceback. (Only where nobody else had
+                # a handler: an embedding program gets its own back.)
+                late = interrupted and h in (signal.default_int_handler, signal.SIG_DFL)
+                signal.signal(s, signal.SIG_IGN if late else h)
+            _FORCE.clear()

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djbench.launch.live import LiveServer
-from djbench.launch.process import ProcessTree, command_record, pinned
+from djbench.launch.process import (
+    RECORD_DIR,
+    ProcessTree,
+    command_record,
+    deathsig_prefix,
+    pinned,
+)
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.base import WS_MARKER, marked_json
 from djbench.measure.sampler import MB, TreeSampler, sample, summarise
@@ -62,7 +68,12 @@ def drive(
     """
     full = pinned(argv, cpus)
     tree = ProcessTree(
-        name="driver", argv=full, env={**os.environ, **env}, cwd=Path.cwd(), log_path=log
+        name="driver",
+        argv=full,
+        env={**os.environ, **env},
+        cwd=Path.cwd(),
+        log_path=log,
+        record_dir=log.parent.parent / RECORD_DIR,  # the run's folder (logs/ is in it)
     )
     log.unlink(missing_ok=True)
     before = _children_cpu()
@@ -289,7 +300,7 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
     with (
         log.open("w") as err,
         subprocess.Popen(
-            argv,
+            [*deathsig_prefix(), *argv],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err,

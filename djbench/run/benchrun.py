@@ -20,7 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from djbench.launch.live import HOST, Deployment
-from djbench.launch.process import PortBusy, check_port_free, pinned_self, terminate_on_signals
+from djbench.launch.process import (
+    PortBusy,
+    check_port_free,
+    pinned_self,
+    reap,
+    start_watchdog,
+    terminate_on_signals,
+)
 from djbench.launch.proxy import PROXIES, caddy_missing
 from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.measure import environment, hops, sampler
@@ -226,6 +233,9 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     if action.resume:
         document, opts, path = resumed(action.resume, Path(opts.output))
     console = console_for(command.stdout, no_color=action.no_color)
+    for left in reap(Path(opts.output)):
+        console.print(f"[yellow]stopped[/] {escape(left)}: left running by an earlier runbench")
+    start_watchdog(Path(opts.output))
     if action.list:
         list_all(console, opts)
         return None
