@@ -172,3 +172,41 @@ def test_bad_input_is_exit_2(tmp_path: Path, content: str, message: str) -> None
     code, text = command(str(good), str(bad))
     assert code == 2 and message in text and "\n" not in text
     assert command(str(good), str(tmp_path / "missing.json"))[0] == 2
+
+
+def test_a_memory_regression_with_ties_is_flagged_at_5_vs_5(tmp_path: Path) -> None:
+    # Peak PSS is rounded, so trials tie: scipy's mannwhitneyu(method="auto") falls back
+    # to the normal approximation there (p = 0.012, never below alpha = 0.01); the exact
+    # permutation test gives 2/C(10,5) = 0.0079.
+    rps = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0]
+    base = [entry("uwsgi", "movies-sync", rps, pss=[60.0, 60.0, 60.5, 61.0, 61.5])]
+    new = [entry("uwsgi", "movies-sync", rps, pss=[80.0, 80.0, 80.5, 81.0, 81.5])]
+    result = compare(load_run(write(tmp_path, "b", base)), load_run(write(tmp_path, "n", new)))
+    [pair] = result.pairs
+    memory = next(m for m in pair.metrics if m.metric == "pss_peak")
+    assert memory.p_value == pytest.approx(2 / 252, abs=1e-5)
+    assert memory.verdict == "worse" and pair.verdict == "worse"
+    assert memory.ci is None  # 5 trials per side give no 95% interval
+
+
+def test_many_pairs_are_corrected_for(tmp_path: Path) -> None:
+    # One pair 15% slower with p = 0.0079 alone is a regression; tested among 12 pairs,
+    # Holm's correction makes it inconclusive (0.0079 x 12 > 0.01).
+    fives = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+    slower = [x * 0.85 for x in fives]
+    servers = [f"s{i}" for i in range(12)]
+    base = [entry(s, "movies-sync", fives) for s in servers]
+    new = [entry("s0", "movies-sync", slower)] + [
+        entry(s, "movies-sync", fives) for s in servers[1:]
+    ]
+    result = compare(load_run(write(tmp_path, "b", base)), load_run(write(tmp_path, "n", new)))
+    first = next(p for p in result.pairs if p.server == "s0")
+    rps = next(m for m in first.metrics if m.metric == "rps")
+    assert rps.p_value == pytest.approx(2 / 252, abs=1e-5)
+    assert rps.p_adjusted is not None and rps.p_adjusted > 0.01
+    assert first.verdict == "inconclusive"
+    assert "not significant after Holm's correction" in rps.note
+    alone = compare(
+        load_run(write(tmp_path, "b1", base[:1])), load_run(write(tmp_path, "n1", new[:1]))
+    )
+    assert alone.pairs[0].verdict == "worse"

@@ -1,22 +1,22 @@
 """Before/after comparison of two runs (e.g. a Django upgrade): verdicts with statistics.
 
-For each (server, scenario, concurrency, proxy) found in both runs, and each of req/s,
-p99 latency and peak PSS: the ratio of medians (NEW / BASE) with a bootstrap confidence
-interval, a two-sided Mann-Whitney U test over the trials (one trial = one sample), and
-a verdict. A change is `worse` or `better` only when it is both significant (p < alpha)
+For each (server, scenario, concurrency, proxy, variant) found in both runs, and each of
+req/s, p99 latency and peak PSS: the ratio of medians (NEW / BASE) with a bootstrap
+confidence interval (only from 6 trials per side: fewer cannot give one), a two-sided
+exact permutation test of the rank sum over the trials (one trial = one sample; exact
+with ties too), Holm's correction over the pairs (per metric), and a verdict. A
+change is `worse` or `better` only when it is both significant (Holm-adjusted p < alpha)
 and larger than the threshold (asv's rule); otherwise `inconclusive`. With few trials
-the exact test cannot reach a small alpha at all (3 vs 3 trials: p >= 0.1); that is
-said, not hidden.
+the test cannot reach a small alpha at all (3 vs 3 trials: p >= 0.1); that is said, not
+hidden.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as sstats
 
 from djbench.reports.words import say
 from djbench.results import stats
@@ -51,11 +51,13 @@ class MetricResult:
     new_median: float | None
     ratio: float | None
     ci: tuple[float, float] | None
-    p_value: float | None
+    p_value: float | None  # raw, from the exact permutation test
     n_base: int
     n_new: int
     verdict: str
     note: str = ""
+    p_adjusted: float | None = None  # Holm, over every test of this comparison
+    change: float = 0.0  # signed so that > 0 is better
 
 
 @dataclass
@@ -95,17 +97,8 @@ class Comparison:
         return asdict(self) | {"counts": self.counts()}
 
 
-def min_p_value(n1: int, n2: int) -> float:
-    """The smallest two-sided p an exact Mann-Whitney U test can give for n1 vs n2."""
-    return min(1.0, 2 / math.comb(n1 + n2, n1))
-
-
-def trials_needed(alpha: float) -> int:
-    """Trials per side (equal sides) for the exact test to be able to reach alpha."""
-    n = 1
-    while min_p_value(n, n) >= alpha:
-        n += 1
-    return n
+min_p_value = stats.min_p_value
+trials_needed = stats.trials_needed
 
 
 def compare_metric(
@@ -116,51 +109,25 @@ def compare_metric(
     alpha: float,
     medians: tuple[float | None, float | None] | None = None,
 ) -> MetricResult:
-    """One metric of one pair. `medians` are the runs' stored summaries (the one place
-    medians are computed, djbench.results.analysis); without them, the series' own."""
+    """One metric of one pair, before the verdict (which :func:`judge` gives once every
+    p-value of the comparison is known). `medians` are the runs' stored summaries (the
+    one place medians are computed, djbench.results.analysis)."""
     label, direction = METRICS[metric]
     if not base or not new:
         return MetricResult(
-            metric,
-            None,
-            None,
-            None,
-            None,
-            None,
-            len(base),
-            len(new),
-            "inconclusive",
+            metric, None, None, None, None, None, len(base), len(new), "inconclusive",
             f"no {label} figures on one side",
-        )
+        )  # fmt: skip
     b_med, n_med = float(np.median(base)), float(np.median(new))
     if medians is not None and None not in medians:
         b_med, n_med = float(medians[0]), float(medians[1])  # type: ignore[arg-type]
     ratio = n_med / b_med if b_med else None
-    ci = stats.ratio_ci(base, new)
-    floor = min_p_value(len(base), len(new))
-    if base == new or len(set(base + new)) == 1:
-        p = 1.0
-    else:
-        p = float(sstats.mannwhitneyu(new, base, alternative="two-sided", method="auto").pvalue)
-    change = (ratio - 1) * direction if ratio is not None else 0.0
-    if floor >= alpha:
-        verdict = "inconclusive"
-        note = (
-            f"too few trials ({len(base)} vs {len(new)}): the test cannot reach "
-            f"alpha={alpha} (smallest p {floor:.3g}); run {trials_needed(alpha)} per side"
-        )
-    elif p < alpha and abs(change) > threshold:
-        verdict = "better" if change > 0 else "worse"
-        note = (
-            f"{label} {'+' if ratio and ratio > 1 else ''}{(ratio - 1) * 100:.1f}%" if ratio else ""
-        )
-    else:
-        verdict = "inconclusive"
-        note = (
-            "not significant"
-            if p >= alpha
-            else f"significant but within the {threshold:.0%} threshold"
-        )
+    enough = min(len(base), len(new)) >= stats.CI_MIN_TRIALS
+    ci = stats.ratio_ci(base, new) if enough else None
+    p, exact = stats.rank_sum_test(base, new)
+    note = "" if enough else f"no interval: it needs {stats.CI_MIN_TRIALS} trials per side"
+    if not exact:
+        note = "; ".join(x for x in (note, "p from 20,000 random splits") if x)
     return MetricResult(
         metric,
         round(b_med, 4),
@@ -170,9 +137,37 @@ def compare_metric(
         round(p, 5),
         len(base),
         len(new),
-        verdict,
+        "inconclusive",
         note,
+        change=(ratio - 1) * direction if ratio is not None else 0.0,
     )
+
+
+def judge(m: MetricResult, threshold: float, alpha: float) -> None:
+    """The verdict of one metric from its Holm-adjusted p and its size (asv's rule)."""
+    label = METRICS[m.metric][0]
+    floor = min_p_value(m.n_base, m.n_new)
+    p = m.p_adjusted if m.p_adjusted is not None else m.p_value
+    if m.ratio is None or p is None:
+        return
+    if floor >= alpha:
+        m.verdict = "inconclusive"
+        m.note = (
+            f"too few trials ({m.n_base} vs {m.n_new}): the exact test cannot reach "
+            f"alpha={alpha} (smallest p {floor:.3g}); run {trials_needed(alpha)} per side"
+        )
+    elif p < alpha and abs(m.change) > threshold:
+        m.verdict = "better" if m.change > 0 else "worse"
+        sign = "+" if m.ratio > 1 else ""
+        m.note = f"{label} {sign}{(m.ratio - 1) * 100:.1f}% (p={p:.3g} after Holm)"
+    else:
+        m.verdict = "inconclusive"
+        m.note = (
+            "not significant"
+            + (" after Holm's correction" if m.p_value is not None and m.p_value < alpha else "")
+            if p >= alpha
+            else f"significant but within the {threshold:.0%} threshold"
+        )
 
 
 def _correctness(base: Pair, new: Pair) -> tuple[str, list[str]] | None:
@@ -235,8 +230,19 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
             )
             for m in METRICS
         ]
+    # Many pairs are tested at once: per metric (each its own question: "did throughput
+    # get worse anywhere?"), Holm keeps the chance of any false alarm among the pairs at
+    # alpha. (Over metrics too, a 5 vs 5 trial comparison could never reach 0.01.)
+    for metric in METRICS:
+        tested = [m for r in results for m in r.metrics if m.metric == metric and m.p_value]
+        adjusted = stats.holm([m.p_value or 1.0 for m in tested])
+        for m, p in zip(tested, adjusted, strict=True):
+            m.p_adjusted = round(p, 5)
+    for result in results:
+        for m in result.metrics:
+            judge(m, threshold, alpha)
         verdicts = {m.verdict for m in result.metrics}
-        if result.verdict != "worse":
+        if result.metrics and result.verdict != "worse":
             result.verdict = (
                 "worse"
                 if "worse" in verdicts

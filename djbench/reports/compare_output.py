@@ -15,8 +15,12 @@ STYLE = {"worse": "red", "better": "green", "inconclusive": "", "not comparable"
 def _metric(m: MetricResult | None) -> str:
     if m is None or m.ratio is None:
         return ""
-    ci = f" [{m.ci[0]:.2f}-{m.ci[1]:.2f}]" if m.ci else ""
-    p = "" if m.p_value is None else f" p={m.p_value:.3g}"
+    if m.ci:
+        ci = f" [{m.ci[0]:.2f}-{m.ci[1]:.2f}]"
+    else:  # a 95% interval of a median needs 6 trials; fewer give none, and say so
+        ci = " [no interval: <6 trials]" if min(m.n_base, m.n_new) < 6 else ""
+    shown = m.p_adjusted if m.p_adjusted is not None else m.p_value
+    p = "" if shown is None else f" p={shown:.3g}"
     return f"x{m.ratio:.3f}{ci}{p}"
 
 
@@ -28,7 +32,8 @@ def _headline(c: Comparison) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in c.counts().items() if n)
     return (
         f"{c.base} -> {c.new}: {counts} (threshold {c.threshold:.0%}, alpha {c.alpha}; "
-        "ratios are NEW/BASE medians with 95% bootstrap intervals)"
+        "ratios are NEW/BASE medians with 95% bootstrap intervals; p from an exact "
+        "permutation test, Holm-adjusted over the pairs per metric)"
     )
 
 
