@@ -277,6 +277,10 @@ class ProcessTree:
         if self.exited() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, self.stop_signal)
+        elif procs:
+            # The master is gone: nobody forwards the signal to its orphaned workers.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, self.stop_signal)
         alive = procs
         deadline = time.monotonic() + timeout
         while alive and time.monotonic() < deadline and not _FORCE.is_set():

@@ -178,6 +178,11 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
         return _verify_websocket(target, scenario), None
 
     mark = target.log_size()
+    if not target.alive():
+        # An orphaned worker may still answer after its master died: the deployment is
+        # broken all the same, and an answer from it proves nothing.
+        gone = _n("transport", error="the server's main process has exited")
+        return Verdict("failed", _n("died_during_verify", problems=[gone])), None
     answer = send(target, scenario.request)
     issues = problems(scenario.expect, answer)
     # Every path a load cycles over must answer correctly too (the first is `answer`).
