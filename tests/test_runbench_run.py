@@ -55,6 +55,7 @@ def check_entry(entry: dict[str, Any], trials: int) -> None:
         assert trial["memory_mb"]["pss_peak"] > 0
         assert trial["memory_mb"]["pss_peak"] <= trial["memory_mb"]["rss_peak"]
         assert trial["driver_command"]["shell"]
+        assert trial["machine"]["steal_percent"] >= 0  # the machine's state, per window
     memory = entry["memory_mb"]
     assert memory["pss_idle"] > 0 and memory["pss_peak"] >= memory["pss_idle"] * 0.5
     assert memory["uss_peak"] <= memory["pss_peak"] <= memory["rss_peak"]

@@ -24,6 +24,7 @@ from djbench.launch.process import (
     deathsig_prefix,
     pinned,
 )
+from djbench.measure import machine
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.base import WS_MARKER, marked_json
 from djbench.measure.sampler import MB, TreeSampler, sample, summarise
@@ -223,6 +224,7 @@ def run_trial(
             log_dir / f"{slug}.warmup.log",
         )
         time.sleep(DRAIN_SECONDS)
+    machine_before = machine.read_stat()
     server_sampler = TreeSampler(live.server, settings.sample_interval).start()
     proxy_sampler = (
         TreeSampler(live.proxy, settings.sample_interval).start() if live.proxy else None
@@ -240,6 +242,9 @@ def run_trial(
     finally:
         server_samples = server_sampler.stop()
         proxy_samples = proxy_sampler.stop() if proxy_sampler else []
+    window = machine.load(
+        machine_before, machine.read_stat(), live.deployment.cpus, settings.driver_cpus
+    )
     rate = error_rate(result)
     valid = rate <= settings.max_error_rate and result.requests > 0
     invalid = None
@@ -279,6 +284,7 @@ def run_trial(
             closed_loop=settings.rate is None or scenario.kind == "websocket",
         ),
         driver_command=ran.command,
+        machine=window,
     )
 
 

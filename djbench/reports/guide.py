@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
 from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
-from djbench.results.analysis import UNDERSERVED, Pair, Run
+from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
@@ -85,6 +85,8 @@ def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, 
             excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
         elif (why := _underserved(pair)) is not None:
             excluded.append((pair, why))
+        elif (flag := pair.warning(UNSTABLE)) is not None:
+            excluded.append((pair, say(flag)))
         else:
             eligible.append(pair)
     eligible.sort(key=lambda p: -(p.median("rps") or 0))

@@ -43,6 +43,14 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         "a time (Little's law); the others waited unserved, and their waiting is not in "
         "the latency percentiles"
     ),
+    "unstable": lambda p: (
+        f"unstable: the trials' req/s vary by {p['cv']:.0%} (coefficient of variation over "
+        f"{p['n']} trials, above {p['limit']:.0%}): too noisy to rank; run more or longer trials"
+    ),
+    "steal": lambda p: (
+        f"the hypervisor took up to {p['max_percent']:.1f}% of the CPU time during "
+        f"{p['trials']} trial(s) (steal): those figures read low"
+    ),
     # --- why a server or a pair was not run, or not ranked
     "not_installed": lambda p: (
         f'not installed (missing {_list(p["missing"])}): pip install "djbench[{p["extra"]}]"'

@@ -26,6 +26,9 @@ from djbench.results.model import (
 
 LATENCIES = ("p50", "p90", "p99", "p999", "max", "mean")
 UNDERSERVED = "underserved"  # the warning code the guide refuses to recommend
+UNSTABLE = "unstable"  # trial-to-trial spread too high to rank (the guide names no winner)
+UNSTABLE_CV = 0.10  # pyperf warns above a 10% coefficient of variation
+STEAL_PERCENT = 5.0  # a trial whose window lost more CPU than this to the hypervisor
 
 
 def describe(values: list[float]) -> Describe:
@@ -52,13 +55,23 @@ def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
         )
         for p in LATENCIES
     }
+    rps = describe([t.rps for t in valid])
+    flags = []
+    if rps.cv is not None and rps.cv > UNSTABLE_CV:
+        flags.append(Notice(code=UNSTABLE, params={"cv": rps.cv, "n": rps.n, "limit": UNSTABLE_CV}))
+    steals = [t.machine.steal_percent for t in valid if t.machine is not None]
+    stolen = [x for x in steals if x > STEAL_PERCENT]
+    if stolen:
+        flags.append(
+            Notice(code="steal", params={"max_percent": max(stolen), "trials": len(stolen)})
+        )
     entry.summary = Summary(
-        rps=describe([t.rps for t in valid]),
+        rps=rps,
         **{f"latency_{p}_ms": d for p, d in latency.items()},
         pss_peak_mb=describe([t.memory_mb.pss_peak for t in valid if t.memory_mb is not None]),
         errors=sum(t.error_count for t in entry.trials),
         non_2xx=sum(t.non_2xx for t in entry.trials),
-        warnings=_unique([w for t in entry.trials for w in t.warnings]),
+        warnings=_unique([w for t in entry.trials for w in t.warnings] + flags),
     )
     mem = [t.memory_mb for t in valid if t.memory_mb is not None]
     idle = [r.idle.pss for r in rounds if r.idle]

@@ -88,6 +88,16 @@ class WindowMemory(Model):
     samples: int = 0
 
 
+class MachineLoad(Model):
+    """The machine over one timed window (/proc/stat): steal and how busy CPUs were."""
+
+    steal_percent: float = Field(description="CPU time the hypervisor took, % of all CPUs")
+    busy_percent: float | None = None
+    server_cpus_busy_percent: float | None = None
+    driver_cpus_busy_percent: float | None = None
+    mhz: float | None = Field(default=None, description="mean CPU clock, where shown")
+
+
 class Trial(Model):
     """One timed window: one sample of every figure."""
 
@@ -111,6 +121,7 @@ class Trial(Model):
     proxy_memory_mb: WindowMemory | None = None
     warnings: list[Notice] = Field(default_factory=list)
     driver_command: Command | None = None
+    machine: MachineLoad | None = None
 
 
 class Describe(Model):

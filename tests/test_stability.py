@@ -1,0 +1,63 @@
+"""Noise is reported: the machine's state per trial, and pairs too unstable to rank."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from djbench.measure import machine
+from djbench.reports import guide
+from djbench.reports.words import say
+from djbench.results.analysis import load_run, summarise
+from djbench.results.model import MachineLoad
+from tests.resultfiles import entry, write
+
+FIXTURE = Path(__file__).parent / "fixtures" / "proc" / "stat.txt"
+
+
+def test_proc_stat_is_read_and_a_window_is_computed() -> None:
+    before = machine.parse_stat(FIXTURE.read_text())  # recorded on this machine
+    assert set(before) == {"cpu", "cpu0", "cpu1"} and len(before["cpu"]) == 8
+    after = {name: list(values) for name, values in before.items()}
+    # Over the window: cpu0 (the server's) 90 busy ticks, 10 idle; cpu1 40 busy, 50
+    # idle, 10 stolen by the hypervisor.
+    after["cpu0"][0] += 90
+    after["cpu0"][3] += 10
+    after["cpu1"][0] += 40
+    after["cpu1"][3] += 50
+    after["cpu1"][7] += 10
+    for i in range(8):
+        after["cpu"][i] = (
+            before["cpu"][i]
+            + (after["cpu0"][i] - before["cpu0"][i])
+            + (after["cpu1"][i] - before["cpu1"][i])
+        )
+    window = machine.load(before, after, server_cpus=(0,), driver_cpus=(1,))
+    assert window is not None
+    assert window.steal_percent == 5.0
+    assert window.busy_percent == 65.0
+    assert window.server_cpus_busy_percent == 90.0
+    assert window.driver_cpus_busy_percent == 40.0
+    assert machine.load(None, after, (0,), (1,)) is None
+
+
+def test_an_unstable_pair_is_flagged_and_never_named_the_winner(tmp_path: Path) -> None:
+    noisy = entry("uwsgi", "movies-sync", [1400.0, 900.0, 1000.0])  # CV about 24%
+    steady = entry("gunicorn-sync", "movies-sync", [700.0, 705.0, 710.0])
+    flag = next(w for w in noisy.summary.warnings if w.code == "unstable")
+    assert say(flag).startswith("unstable: the trials' req/s vary by 24%")
+    assert not [w for w in steady.summary.warnings if w.code == "unstable"]
+    run = load_run(write(tmp_path, "noisy", [noisy, steady]))
+    recs = {r.workload: r for r in guide.recommendations(run)}
+    assert recs["sync-orm"].winners == ["gunicorn-sync"]
+    assert any("uwsgi on movies-sync: unstable" in e for e in recs["sync-orm"].excluded)
+
+
+def test_steal_during_a_trial_is_flagged() -> None:
+    pair = entry("uvicorn", "movies-sync", [500.0, 505.0, 510.0])
+    pair.trials[1].machine = MachineLoad(steal_percent=8.5, busy_percent=99.0)
+    summarise(pair, [])
+    flag = next(w for w in pair.summary.warnings if w.code == "steal")
+    assert say(flag) == (
+        "the hypervisor took up to 8.5% of the CPU time during 1 trial(s) (steal): "
+        "those figures read low"
+    )
