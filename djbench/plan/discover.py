@@ -303,7 +303,7 @@ def discover(
     return kept, skipped
 
 
-def document(kept: list[Probe], health: Probe | None, counted: bool) -> dict[str, Any]:
+def document(kept: list[Probe], health: Probe | None) -> dict[str, Any]:
     names = [p.scenario["name"] for p in kept]
     first = [health.scenario["name"]] if health else names[:1]
     return {

@@ -69,10 +69,6 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
-# Options that only steer this invocation (never saved, never resumed).
-ACTIONS = ("list", "verify_only", "resume", "no_color")
-
-
 def from_command(options: dict[str, Any]) -> RunOptions:
     """Check every value of runbench's argparse dict; OptionError names the bad one."""
     profile = "quick" if options.get("quick") else "default"

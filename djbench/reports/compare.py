@@ -105,8 +105,6 @@ def compare_metric(
     metric: str,
     base: list[float],
     new: list[float],
-    threshold: float,
-    alpha: float,
     medians: tuple[float | None, float | None] | None = None,
 ) -> MetricResult:
     """One metric of one pair, before the verdict (which :func:`judge` gives once every
@@ -225,10 +223,7 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
             if result.verdict != "worse" or not (b.ok and n.ok):
                 continue
         result.metrics = [
-            compare_metric(
-                m, b.series(m), n.series(m), threshold, alpha, (b.median(m), n.median(m))
-            )
-            for m in METRICS
+            compare_metric(m, b.series(m), n.series(m), (b.median(m), n.median(m))) for m in METRICS
         ]
     # Many pairs are tested at once: per metric (each its own question: "did throughput
     # get worse anywhere?"), Holm keeps the chance of any false alarm among the pairs at

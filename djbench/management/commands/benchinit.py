@@ -72,7 +72,7 @@ class Command(BaseCommand):
             )
         health = discover.health_of(kept)
         counted = any(p.queries is not None for p in kept)
-        document = discover.document(kept, health, counted)
+        document = discover.document(kept, health)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(discover.HEADER + "\n" + tomli_w.dumps(document), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"Wrote {path}: {len(kept)} scenario(s)"))
