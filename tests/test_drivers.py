@@ -89,14 +89,16 @@ def test_wrk_argv_sets_the_request_through_the_script() -> None:
         "DJBENCH_CONTENT_TYPE": "application/json",
         "DJBENCH_HEADERS": "",
         "DJBENCH_PATHS": "",
+        "DJBENCH_EXPECT_STATUS": "",
     }
 
 
 def test_pick() -> None:
     assert pick("builtin").name == "builtin"
     assert pick("auto", needs_rate=True).name == "builtin"
+    assert pick("auto").name == "builtin"
     if DRIVERS["wrk"].available():
-        assert pick("auto").name == "wrk"
+        assert pick("wrk").name == "wrk"
         with pytest.raises(DriverError, match="--rate needs an open-loop driver"):
             pick("wrk", needs_rate=True)
 
@@ -139,7 +141,8 @@ def access_lines(log: Path, offset: int, path: str) -> int:
 def test_builtin_count_matches_the_servers_access_log(
     rate: float | None, live_database: str, tmp_path: Path
 ) -> None:
-    """Uvicorn logs every request it answered: the driver must count exactly those."""
+    """Uvicorn logs every request it answered: the driver must account for exactly those,
+    split into warm-up, window and after the window's close (in flight at the close)."""
     import os
 
     port = free_port()
@@ -173,15 +176,28 @@ def test_builtin_count_matches_the_servers_access_log(
             connections=8,
             duration=1.0,
             rate=rate,
+            warmup=0.5,
         )
         driver = DRIVERS["builtin"]
         out = subprocess.run(driver.argv(spec), capture_output=True, text=True, timeout=60)
         result = driver.parse(out.stdout)
     assert result.error_count == 0 and result.requests > 50
-    assert access_lines(log, offset, path) == result.requests
+    assert result.warmup is not None and result.warmup["requests"] > 0
+    after = result.extra["after_window"]
+    assert access_lines(log, offset, path) == result.warmup["requests"] + result.requests + after
+    # The window's edges were announced, one second apart.
+    opened, closed = (
+        float(line.split()[2]) for line in out.stdout.splitlines() if "DJBENCH-WINDOW" in line
+    )
+    assert closed - opened == pytest.approx(1.0, abs=0.05)
     if rate:
-        assert result.extra["mode"] == "open"
+        assert result.extra["mode"] == "open" and after == 0
         assert result.requests == pytest.approx(rate * 1.0, rel=0.05)
+        assert result.warmup["settled"] is None  # the open loop's warm-up is fixed
+    else:
+        assert result.warmup["settled"] is not None
+        assert 0 <= after <= spec.connections
+        assert result.in_flight == pytest.approx(spec.connections, rel=0.05)
 
 
 def test_stats_describe() -> None:

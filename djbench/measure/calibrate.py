@@ -190,22 +190,30 @@ def agreement(
     """runbench's trial against an independent run of the same commands, interleaved.
 
     Each side starts the recorded server command afresh (as every runbench round does).
-    runbench's side is run_trial() itself: warm-up, drain, sampler, the wrk window. The
-    independent side warms up with wrk for as long, then runs the exact wrk command
-    runbench recorded, as a plain subprocess: no sampler, no runbench code in between.
+    runbench's sides are run_trial() itself, with each driver: the builtin one (the
+    default: warm-up and steady-state window in one process, sampler over the window)
+    and wrk (builtin warm-up until settled, sampler, the wrk window). The independent
+    side warms up with wrk for as long, then runs the exact wrk command runbench
+    recorded, as a plain subprocess: no sampler, no runbench code in between.
+    Returns [runbench builtin, runbench wrk, independent wrk].
     """
     if not DRIVERS["wrk"].available():
         raise RuntimeError("the agreement check needs wrk (apt-get install wrk)")
     wrk = DRIVERS["wrk"]
     settings = LoadSettings(duration=duration, warmup=1.0, driver_cpus=driver_cpus)
     deployment = Deployment(server=SERVERS["gunicorn-sync"], workers=workers, cpus=server_cpus)
-    found: dict[str, list[float]] = {"runbench": [], "independent wrk": []}
+    found: dict[str, list[float]] = {
+        "runbench (builtin)": [],
+        "runbench (wrk)": [],
+        "independent wrk": [],
+    }
     rng = random.Random(100 + workers)
     for _ in range(trials):
-        for name in rng.sample(list(found), 2):
+        for name in rng.sample(list(found), len(found)):
             with deploy(project, deployment, work, scenario.request.path) as live:
-                if name == "runbench":
-                    trial = run_trial(wrk, live, scenario, CONCURRENCY, settings, work)
+                if name.startswith("runbench"):
+                    driver = DRIVERS["builtin"] if "builtin" in name else wrk
+                    trial = run_trial(driver, live, scenario, CONCURRENCY, settings, work)
                     found[name].append(trial.rps)
                     continue
                 # The very command line (and variables) run_trial gives wrk.
@@ -267,14 +275,17 @@ def run(
             report["observer"].append(line)
             say(_say_ratio(line))
             if DRIVERS["wrk"].available():
-                bench, independent = agreement(
+                *benches, independent = agreement(
                     project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
                 )
-                line = _ratio_line(
-                    f"runbench / independent wrk, gunicorn-sync x{workers}", bench, independent
-                )
-                report["agreement"].append(line)
-                say(_say_ratio(line))
+                for bench in benches:
+                    line = _ratio_line(
+                        f"{bench.name} / independent wrk, gunicorn-sync x{workers}",
+                        bench,
+                        independent,
+                    )
+                    report["agreement"].append(line)
+                    say(_say_ratio(line))
             else:
                 say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
     return report

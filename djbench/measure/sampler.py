@@ -114,6 +114,9 @@ class TreeSampler:
         return self
 
     def stop(self) -> list[Sample]:
+        """The closing full reading (once: stopping again returns the same samples)."""
+        if self._stop.is_set():
+            return self.samples
         self._stop.set()
         self._thread.join(timeout=10)
         self.samples.append(sample(self.tree, self._book, full=True))

@@ -13,8 +13,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from djbench.launch.live import LiveServer
 from djbench.launch.process import (
@@ -26,12 +28,14 @@ from djbench.launch.process import (
 )
 from djbench.measure import machine
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
-from djbench.measure.drivers.base import WS_MARKER, marked_json
+from djbench.measure.drivers.base import WINDOW_MARKER, WS_MARKER, marked_json
 from djbench.measure.sampler import MB, TreeSampler, sample, summarise
 from djbench.plan.scenarios import Scenario
-from djbench.results.model import Command, Notice, Trial, WsIdle
+from djbench.results.model import Command, Notice, Trial, Warmup, WindowMemory, WsIdle
 
-DRAIN_SECONDS = 0.2  # let sockets close between warm-up and the timed window
+DRAIN_SECONDS = 0.1  # wrk: let the warm-up's sockets close before wrk connects
+WATCH_INTERVAL = 0.01  # how often the driver's output is read for its window's edges
+WINDOW_EDGE_LIMIT = 0.03  # wrk: flag a window whose end may have cut more than this share
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class LoadSettings:
     rate: float | None = None
     max_error_rate: float = 0.01
     sample_interval: float = 0.2
+    settle_tolerance: float = 0.05  # the warm-up settles when two slices agree this well
 
 
 @dataclass
@@ -59,13 +64,59 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class Window:
+    """What happens at the load window's edges: samplers start and stop there.
+
+    A driver that announces its window (the builtin one prints `DJBENCH-WINDOW open` and
+    `closed` lines) is watched; for one that does not (wrk, the WebSocket driver), the
+    window is the driver process's life, which starts within milliseconds of its load.
+    """
+
+    def __init__(self, on_open: Callable[[], None], on_close: Callable[[], None]) -> None:
+        self._on_open, self._on_close = on_open, on_close
+        self.opened_at: float | None = None  # time.monotonic(), the driver's own clock
+        self.closed_at: float | None = None
+        self._started = self._stopped = False
+
+    def open(self, at: float) -> None:
+        if not self._started:
+            self._started, self.opened_at = True, at
+            self._on_open()
+
+    def close(self, at: float) -> None:
+        if self._started and not self._stopped:
+            self._stopped, self.closed_at = True, at
+            self._on_close()
+
+    def feed(self, line: str) -> None:
+        if not line.startswith(WINDOW_MARKER):
+            return
+        event, _, at = line[len(WINDOW_MARKER) :].partition(" ")
+        try:
+            when = float(at)
+        except ValueError:
+            return
+        if event == "open":
+            self.open(when)
+        elif event == "closed":
+            self.close(when)
+
+
 def drive(
-    argv: list[str], env: dict[str, str], cpus: tuple[int, ...], log: Path, timeout: float
+    argv: list[str],
+    env: dict[str, str],
+    cpus: tuple[int, ...],
+    log: Path,
+    timeout: float,
+    window: Window | None = None,
+    announces: bool = False,
 ) -> Drive:
     """Run a driver to completion in its own process group (killed on timeout/interrupt).
 
     Its CPU time comes from RUSAGE_CHILDREN around the run: the only child reaped in
-    that window is the driver.
+    that window is the driver. With a `window`, the driver's output is followed while it
+    runs (`announces`: it prints its window's edges) so the window's callbacks run at
+    the edges; otherwise at the process's start and exit.
     """
     full = pinned(argv, cpus)
     tree = ProcessTree(
@@ -79,14 +130,18 @@ def drive(
     log.unlink(missing_ok=True)
     before = _children_cpu()
     started = time.monotonic()
+    if window is not None and not announces:
+        window.open(time.monotonic())
     tree.start()
     try:
         assert tree.popen is not None
-        tree.popen.wait(timeout=timeout)
+        _wait(tree.popen, log, timeout, window if announces else None)
     except subprocess.TimeoutExpired:
         raise DriverError(f"the load driver did not finish within {timeout:.0f}s") from None
     finally:
         tree.stop(timeout=5)
+        if window is not None:
+            window.close(time.monotonic())  # no-op if the driver announced its close
     wall = time.monotonic() - started
     output = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
     command = command_record(full, env, Path.cwd())
@@ -95,8 +150,39 @@ def drive(
     )
 
 
+def _wait(popen: subprocess.Popen[bytes], log: Path, timeout: float, window: Window | None) -> None:
+    """Wait for the driver; meanwhile pass each new line of its output to the window."""
+    if window is None:
+        popen.wait(timeout=timeout)
+        return
+    deadline = time.monotonic() + timeout
+    offset = 0
+    pending = b""
+    while True:
+        exited = popen.poll() is not None
+        if log.exists():
+            with log.open("rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+            offset += len(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                window.feed(line.decode("utf-8", "replace"))
+        if exited:
+            return
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(popen.args, timeout)
+        time.sleep(WATCH_INTERVAL)
+
+
 def load_spec(
-    live: LiveServer, scenario: Scenario, connections: int, duration: float, settings: LoadSettings
+    live: LiveServer,
+    scenario: Scenario,
+    connections: int,
+    duration: float,
+    settings: LoadSettings,
+    warmup: float = 0.0,
 ) -> LoadSpec:
     r = scenario.request
     return LoadSpec(
@@ -112,6 +198,9 @@ def load_spec(
         rate=settings.rate,
         headers=r.all_headers(),
         paths=r.paths,
+        expect_status=scenario.expect.status,
+        warmup=warmup,
+        settle_tolerance=settings.settle_tolerance,
     )
 
 
@@ -152,22 +241,52 @@ def _run_driver(
     duration: float,
     settings: LoadSettings,
     log: Path,
+    warmup: float = 0.0,
+    window: Window | None = None,
 ) -> tuple[LoadResult, Drive]:
-    timeout = duration * 3 + 60
+    timeout = (duration + warmup) * 3 + 60
+    cpus = settings.driver_cpus
     if scenario.kind == "websocket":
-        ran = drive(
-            ws_argv(live, scenario, connections, duration), {}, settings.driver_cpus, log, timeout
-        )
+        argv = ws_argv(live, scenario, connections, duration)
+        ran = drive(argv, {}, cpus, log, timeout, window)
         return _parse_ws(ran.output), ran
-    spec = load_spec(live, scenario, connections, duration, settings)
-    ran = drive(driver.argv(spec), driver.env(spec), settings.driver_cpus, log, timeout)
+    spec = load_spec(live, scenario, connections, duration, settings, warmup)
+    announces = driver.name == "builtin"
+    ran = drive(driver.argv(spec), driver.env(spec), cpus, log, timeout, window, announces)
     return driver.parse(ran.output), ran
 
 
-def in_flight(result: LoadResult) -> float | None:
-    """Mean requests in flight during the window, by Little's law (throughput x latency)."""
+def edge_bound(result: LoadResult, connections: int) -> float | None:
+    """wrk's window: the share of completions its end may have cut.
+
+    wrk stops with every connection's request unanswered, so up to one request per
+    connection that the server was working on is missing from the count.
+    """
+    if result.in_flight is not None or not result.requests:
+        return None
+    return round(connections / (result.requests + connections), 4)
+
+
+InFlightSource = Literal["driver", "littles_law"]
+
+
+def in_flight(
+    result: LoadResult, connections: int
+) -> tuple[float | None, float | None, InFlightSource]:
+    """Mean requests in flight over the window: (estimate, upper bound, source).
+
+    Measured by the builtin driver (exact). For wrk only Little's law is left
+    (throughput x mean latency), and throughput is an underestimate by up to one request
+    per connection (see `edge_bound`), so the bound uses (requests + connections).
+    """
+    if result.in_flight is not None:
+        return result.in_flight, result.in_flight, "driver"
     mean = result.latency_ms.get("mean")
-    return round(result.rps * mean / 1000, 2) if mean and result.requests else None
+    if not mean or not result.requests or result.duration_s <= 0:
+        return None, None, "littles_law"
+    estimate = result.rps * mean / 1000
+    upper = (result.requests + connections) / result.duration_s * mean / 1000
+    return round(estimate, 2), round(upper, 2), "littles_law"
 
 
 def driver_cpu_percent(ran: Drive, cpus: tuple[int, ...]) -> float:
@@ -177,25 +296,88 @@ def driver_cpu_percent(ran: Drive, cpus: tuple[int, ...]) -> float:
 
 
 def warnings_for(
-    result: LoadResult, ran: Drive, connections: int, settings: LoadSettings, closed_loop: bool
+    result: LoadResult,
+    ran: Drive,
+    connections: int,
+    settings: LoadSettings,
+    closed_loop: bool,
+    warmup: Warmup | None = None,
 ) -> list[Notice]:
     found = []
     client_cpu = driver_cpu_percent(ran, settings.driver_cpus)
     client_busy = client_cpu >= 90
     if client_busy:
         found.append(Notice(code="driver_busy", params={"cpu_percent": round(client_cpu, 1)}))
-    served = in_flight(result)
-    if closed_loop and served is not None and served < 0.8 * connections:
+    served, upper, source = in_flight(result, connections)
+    # Under-served only when even the measurement's most generous reading says so.
+    if closed_loop and served is not None and upper is not None and upper < 0.8 * connections:
         # The client could not keep the concurrency, or the server left connections unserved.
         code = "client_short" if client_busy else "underserved"
-        found.append(Notice(code=code, params={"in_flight": served, "concurrency": connections}))
+        found.append(
+            Notice(
+                code=code,
+                params={"in_flight": served, "concurrency": connections, "source": source},
+            )
+        )
+    bound = edge_bound(result, connections) if closed_loop else None
+    if bound is not None and bound > WINDOW_EDGE_LIMIT:
+        longer = result.duration_s * bound / WINDOW_EDGE_LIMIT
+        found.append(
+            Notice(
+                code="window_edge",
+                params={"bound_percent": round(bound * 100, 1), "duration_s": round(longer, 1)},
+            )
+        )
+    if warmup is not None and warmup.settled is False:
+        found.append(
+            Notice(
+                code="unsettled",
+                params={"seconds": warmup.seconds, "slices_rps": warmup.slices_rps[-3:]},
+            )
+        )
     return found
 
 
 def error_rate(result: LoadResult) -> float:
-    failed = result.error_count + result.non_2xx
+    """Socket errors and unexpected statuses over all attempts: one meaning for every
+    driver (README "What counts as an error")."""
+    failed = result.error_count + result.unexpected
     attempts = result.requests + result.error_count
     return failed / attempts if attempts else 1.0
+
+
+def invalidity(result: LoadResult, limit: float, expect_status: int | None) -> Notice | None:
+    """Why a window cannot stand as a sample: too many errors, or nothing completed."""
+    if not result.requests:
+        return Notice(code="no_requests")
+    rate = error_rate(result)
+    if rate <= limit:
+        return None
+    return Notice(
+        code="too_many_errors",
+        params={
+            "rate": round(rate, 5),
+            "socket_errors": result.error_count,
+            "errors": dict(result.errors),
+            "non_2xx": result.non_2xx,
+            "unexpected_status": result.unexpected,
+            "expect_status": expect_status,
+            "limit": limit,
+        },
+    )
+
+
+def _warmup_record(result: LoadResult | None, seconds: float, same_process: bool) -> Warmup:
+    data = (result.warmup if result is not None else None) or {}
+    return Warmup(
+        seconds=data.get("seconds", seconds),
+        settled=data.get("settled"),
+        slices_rps=data.get("slices_rps", []),
+        tolerance=data.get("tolerance"),
+        requests=data.get("requests", result.requests if result is not None else 0),
+        errors=data.get("errors", 0),
+        same_process=same_process,
+    )
 
 
 def run_trial(
@@ -207,28 +389,48 @@ def run_trial(
     log_dir: Path,
     round_index: int = 0,
 ) -> Trial:
-    """Warm up, drain, then a timed window with the server (and proxy) sampled."""
+    """Warm up until throughput settles, then a timed window with the load running and
+    the server (and proxy) sampled over that same window.
+
+    The builtin driver does both in one process (no edge at the window's start or end).
+    wrk cannot be told to skip its first seconds, so the builtin driver warms the server
+    up to a settled throughput first and wrk starts 0.1 s later; what wrk's window edges
+    may cost is bounded and reported (`window_edge_bound`).
+    WebSocket scenarios warm up in a separate run of their driver.
+    """
     slug = f"{live.deployment.slug}-{scenario.name}-c{connections}"
-    if settings.warmup > 0:
-        # Warm-up always uses the builtin driver at the same concurrency: it takes
-        # fractional seconds (wrk only whole ones, so a 0.3 s warm-up would last 1 s),
-        # and only its effect on the server (caches, pools, threads) matters.
+    same_process = driver.name == "builtin" and scenario.kind != "websocket"
+    warmup: Warmup | None = None
+    if settings.warmup > 0 and not same_process:
         warmer = driver if scenario.kind == "websocket" else DRIVERS["builtin"]
-        _run_driver(
+        warmed, _ = _run_driver(
             warmer,
             live,
             scenario,
             connections,
-            settings.warmup,
+            settings.warmup if scenario.kind == "websocket" else 0.0,
             settings,
             log_dir / f"{slug}.warmup.log",
+            warmup=0.0 if scenario.kind == "websocket" else settings.warmup,
         )
+        warmup = _warmup_record(warmed, settings.warmup, same_process=False)
         time.sleep(DRAIN_SECONDS)
-    machine_before = machine.read_stat()
-    server_sampler = TreeSampler(live.server, settings.sample_interval).start()
-    proxy_sampler = (
-        TreeSampler(live.proxy, settings.sample_interval).start() if live.proxy else None
-    )
+    samplers: list[TreeSampler] = []
+    machine_edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
+
+    def on_open() -> None:
+        machine_edges.append(machine.read_stat())
+        samplers.append(TreeSampler(live.server, settings.sample_interval).start())
+        if live.proxy:
+            samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
+
+    def on_close() -> None:
+        if len(machine_edges) == 1:
+            machine_edges.append(machine.read_stat())
+        for sampler in samplers:
+            sampler.stop()
+
+    window = Window(on_open, on_close)
     try:
         result, ran = _run_driver(
             driver,
@@ -238,53 +440,59 @@ def run_trial(
             settings.duration,
             settings,
             log_dir / f"{slug}.driver.log",
+            warmup=settings.warmup if same_process else 0.0,
+            window=window,
         )
     finally:
-        server_samples = server_sampler.stop()
-        proxy_samples = proxy_sampler.stop() if proxy_sampler else []
-    window = machine.load(
-        machine_before, machine.read_stat(), live.deployment.cpus, settings.driver_cpus
+        on_close()  # stopped already unless the driver failed
+    if same_process and settings.warmup > 0:
+        warmup = _warmup_record(result, settings.warmup, same_process=True)
+    load = (
+        machine.load(machine_edges[0], machine_edges[1], live.deployment.cpus, settings.driver_cpus)
+        if len(machine_edges) == 2
+        else None
     )
+    server_memory = _window_memory(samplers[0], window) if samplers else None
+    proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
     rate = error_rate(result)
-    valid = rate <= settings.max_error_rate and result.requests > 0
-    invalid = None
-    if not valid:
-        invalid = (
-            Notice(
-                code="too_many_errors",
-                params={
-                    "rate": round(rate, 5),
-                    "socket_errors": result.error_count,
-                    "errors": dict(result.errors),
-                    "non_2xx": result.non_2xx,
-                    "limit": settings.max_error_rate,
-                },
-            )
-            if result.requests
-            else Notice(code="no_requests")
-        )
+    invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)
+    closed_loop = settings.rate is None or scenario.kind == "websocket"
+    served, _, source = in_flight(result, connections)
     return Trial(
         **result.as_dict(),
         round=round_index,
-        valid=valid,
+        valid=invalid is None,
         invalid=invalid,
         error_count=result.error_count,
+        unexpected_status=result.unexpected,
+        status=result.status,
         error_rate=round(rate, 5),
-        in_flight_mean=in_flight(result),
+        in_flight_mean=served,
+        in_flight_source=source if served is not None else None,
+        window_edge_bound=edge_bound(result, connections) if closed_loop else None,
+        warmup=warmup,
         driver_cpu_percent=round(driver_cpu_percent(ran, settings.driver_cpus), 1),
         driver_cpu_seconds=round(ran.cpu_seconds, 3),
         driver_wall_seconds=round(ran.wall_seconds, 3),
-        memory_mb=summarise(server_samples),
-        proxy_memory_mb=summarise(proxy_samples) if proxy_samples else None,
-        warnings=warnings_for(
-            result,
-            ran,
-            connections,
-            settings,
-            closed_loop=settings.rate is None or scenario.kind == "websocket",
-        ),
+        memory_mb=server_memory,
+        proxy_memory_mb=proxy_memory,
+        warnings=warnings_for(result, ran, connections, settings, closed_loop, warmup),
         driver_command=ran.command,
-        machine=window,
+        machine=load,
+    )
+
+
+def _window_memory(sampler: TreeSampler, window: Window) -> WindowMemory | None:
+    """The sampler's summary, with how far its edge readings lagged the load window."""
+    found = summarise(sampler.samples)
+    if found is None or not sampler.samples:
+        return found
+    first, last = sampler.samples[0].at, sampler.samples[-1].at
+    return found.model_copy(
+        update={
+            "opened_late_s": round(first - window.opened_at, 4) if window.opened_at else None,
+            "closed_late_s": round(last - window.closed_at, 4) if window.closed_at else None,
+        }
     )
 
 

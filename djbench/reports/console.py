@@ -14,7 +14,7 @@ from djbench.launch.proxy import caddy_missing
 from djbench.launch.servers import SERVERS
 from djbench.plan.scenarios import Scenario
 from djbench.reports.words import hop_causes, say
-from djbench.results.analysis import per_100mb
+from djbench.results.analysis import failures, per_100mb
 from djbench.results.model import Notice, PairResult, RunDocument
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
@@ -177,7 +177,7 @@ def print_results(console: Console, document: RunDocument) -> None:
                 _rps_cell(e),
                 _fmt(s.latency_p50_ms.median, 2),
                 _fmt(s.latency_p99_ms.median, 2),
-                str(s.errors + s.non_2xx),
+                str(failures(s)),
                 _fmt(m.pss_idle),
                 _fmt(m.pss_peak),
                 _fmt(per_100mb(e), 0),

@@ -12,7 +12,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from djbench.reports import charts
 from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
-from djbench.results.analysis import Pair, Run
+from djbench.results.analysis import Pair, Run, failures
 
 
 @dataclass
@@ -81,7 +81,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                     f"{min(p.series('rps')):,.0f}-{max(p.series('rps')):,.0f}",
                     _n(p.median("p50"), 2),
                     _n(p.median("p99"), 2),
-                    str(s.errors + s.non_2xx),
+                    str(failures(s)),
                     _n(p.memory("pss_idle"), 1),
                     _n(p.memory("pss_peak"), 1),
                     _n(p.rps_per_100mb()),

@@ -29,6 +29,15 @@ def _errors(p: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
 
 
+def _how(p: dict[str, Any]) -> str:
+    source = p.get("source")
+    if source == "driver":
+        return "counted by the load driver over the window"
+    if source == "littles_law":
+        return "Little's law, allowing for the requests wrk's window end cuts"
+    return "Little's law"  # files written before the source was recorded
+
+
 PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     # --- warnings on a trial or a pair
     "driver_busy": lambda p: (
@@ -36,12 +45,21 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "client_short": lambda p: (
         f"only {p['in_flight']:.1f} of {p['concurrency']} requests in flight on average "
-        "(Little's law): the client did not keep the concurrency"
+        f"({_how(p)}): the client did not keep the concurrency"
     ),
     "underserved": lambda p: (
         f"the server served about {p['in_flight']:.1f} of {p['concurrency']} connections at "
-        "a time (Little's law); the others waited unserved, and their waiting is not in "
+        f"a time ({_how(p)}); the others waited unserved, and their waiting is not in "
         "the latency percentiles"
+    ),
+    "window_edge": lambda p: (
+        f"wrk's window is short for this latency: its end may have cut up to "
+        f"{p['bound_percent']:.1f}% of the completions (one request per connection); "
+        f"--duration {p['duration_s']:g} or --driver builtin (steady-state window) avoid it"
+    ),
+    "unsettled": lambda p: (
+        f"the warm-up's throughput had not settled after {p['seconds']:g} s (last slices: "
+        f"{_list(p['slices_rps'])} req/s): the window may still include warm-up effects"
     ),
     "unstable": lambda p: (
         f"unstable: the trials' req/s vary by {p['cv']:.0%} (coefficient of variation over "
@@ -78,7 +96,8 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "too_many_errors": lambda p: (
         f"{p['rate']:.1%} of requests failed ({p['socket_errors']} socket errors: "
-        f"{_errors(p)}; {p['non_2xx']} unexpected status) > {p['limit']:.1%}"
+        f"{_errors(p)}; {p.get('unexpected_status', p['non_2xx'])} answered with a status "
+        f"other than {p.get('expect_status') or '2xx'}) > {p['limit']:.1%}"
     ),
     "no_requests": lambda p: "no request completed",
     "driver_failed": lambda p: str(p["message"]),

@@ -42,6 +42,16 @@ def _unique(notices: list[Notice]) -> list[Notice]:
     return [seen[k] for k in sorted(seen)]
 
 
+def failures(summary: Summary) -> int:
+    """Socket errors and unexpected statuses: what every driver counts as an error.
+
+    Files written before statuses were checked against `expect.status` only have the
+    non-2xx count, which stands in for it.
+    """
+    unexpected = summary.unexpected_status
+    return summary.errors + (summary.non_2xx if unexpected is None else unexpected)
+
+
 def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
     """Median and spread across valid trials; memory from trials and idle/after samples."""
     valid = [t for t in entry.trials if t.valid]
@@ -71,6 +81,7 @@ def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
         pss_peak_mb=describe([t.memory_mb.pss_peak for t in valid if t.memory_mb is not None]),
         errors=sum(t.error_count for t in entry.trials),
         non_2xx=sum(t.non_2xx for t in entry.trials),
+        unexpected_status=sum(t.unexpected_status for t in entry.trials),
         warnings=_unique([w for t in entry.trials for w in t.warnings] + flags),
     )
     mem = [t.memory_mb for t in valid if t.memory_mb is not None]

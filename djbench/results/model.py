@@ -86,6 +86,12 @@ class WindowMemory(Model):
     processes: int
     cpu_percent: float
     samples: int = 0
+    opened_late_s: float | None = Field(
+        default=None, description="how long after the load window opened the first reading was"
+    )
+    closed_late_s: float | None = Field(
+        default=None, description="how long after the load window closed the last reading was"
+    )
 
 
 class MachineLoad(Model):
@@ -96,6 +102,22 @@ class MachineLoad(Model):
     server_cpus_busy_percent: float | None = None
     driver_cpus_busy_percent: float | None = None
     mhz: float | None = Field(default=None, description="mean CPU clock, where shown")
+
+
+class Warmup(Model):
+    """The warm-up a trial actually had before its window."""
+
+    seconds: float
+    settled: bool | None = Field(
+        default=None, description="throughput settled within tolerance (None: not checked)"
+    )
+    slices_rps: list[float] = Field(default_factory=list)
+    tolerance: float | None = None
+    requests: int = 0
+    errors: int = 0
+    same_process: bool = Field(
+        default=True, description="the window followed without a pause in the same driver"
+    )
 
 
 class Trial(Model):
@@ -110,10 +132,20 @@ class Trial(Model):
     errors: dict[str, int] = Field(default_factory=dict)
     error_count: int = 0
     non_2xx: int = 0
+    unexpected_status: int = Field(
+        default=0, description="responses whose status is not the scenario's expect.status"
+    )
+    status: dict[str, int] = Field(default_factory=dict, description="responses by status")
     error_rate: float = 0.0
     latency_ms: Latency = Field(default_factory=Latency)
     extra: dict[str, Any] = Field(default_factory=dict)
     in_flight_mean: float | None = None
+    in_flight_source: Literal["driver", "littles_law"] | None = None
+    window_edge_bound: float | None = Field(
+        default=None,
+        description="wrk: the largest share of completions its window's end can have cut",
+    )
+    warmup: Warmup | None = None
     driver_cpu_percent: float | None = None
     driver_cpu_seconds: float | None = None
     driver_wall_seconds: float | None = None
@@ -149,6 +181,9 @@ class Summary(Model):
     )
     errors: int = 0
     non_2xx: int = 0
+    unexpected_status: int | None = Field(
+        default=None, description="responses whose status was not expected (None: older file)"
+    )
     warnings: list[Notice] = Field(default_factory=list)
 
 

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 BUILTIN_MARKER = "DJBENCH-BUILTIN "  # the builtin driver's result line starts with it
 WS_MARKER = "DJBENCH-WS "  # and the WebSocket driver's
+WINDOW_MARKER = "DJBENCH-WINDOW "  # the builtin driver's "window open/closed" lines
 
 
 class DriverError(Exception):
@@ -29,6 +30,12 @@ class LoadSpec:
     timeout: float = 10.0  # per request
     headers: tuple[tuple[str, str], ...] = ()  # extra request headers (cookies included)
     paths: tuple[str, ...] = ()  # when given, requests cycle over these paths
+    # What a correct answer's status is (the scenario's expect.status); None: any 2xx.
+    expect_status: int | None = None
+    # Drivers that run their own warm-up (the builtin one): load before the window, and
+    # the tolerance at which successive slices' throughputs count as settled.
+    warmup: float = 0.0
+    settle_tolerance: float = 0.05
 
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -43,6 +50,11 @@ class LoadResult:
     non_2xx: int = 0
     latency_ms: dict[str, float] = field(default_factory=dict)  # p50 p90 p99 p999 max mean
     extra: dict[str, Any] = field(default_factory=dict)
+    # Responses whose status is not the expected one: the only status "error".
+    unexpected: int = 0
+    status: dict[str, int] = field(default_factory=dict)  # responses by status code
+    in_flight: float | None = None  # measured by the driver over the window, when it can
+    warmup: dict[str, Any] | None = None  # the driver's own warm-up, when it ran one
 
     @property
     def rps(self) -> float:
@@ -53,7 +65,10 @@ class LoadResult:
         return sum(self.errors.values())
 
     def as_dict(self) -> dict[str, Any]:
+        """The figures a Trial stores as they are (the rest is placed by the trial)."""
         data = asdict(self)
+        for key in ("unexpected", "status", "in_flight", "warmup"):
+            data.pop(key)
         data["rps"] = round(self.rps, 2)
         return data
 

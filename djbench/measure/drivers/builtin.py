@@ -47,6 +47,10 @@ class BuiltinDriver:
             argv += ["--content-type", spec.content_type]
         if spec.rate:
             argv += ["--rate", str(spec.rate)]
+        if spec.warmup:
+            argv += ["--warmup", str(spec.warmup), "--settle-tolerance", str(spec.settle_tolerance)]
+        if spec.expect_status is not None:
+            argv += ["--expect-status", str(spec.expect_status)]
         for name, value in spec.headers:
             argv += ["--header", f"{name}: {value}"]
         for path in spec.paths[1:]:  # --path above is the first
@@ -64,5 +68,9 @@ class BuiltinDriver:
             errors=data["errors"],
             non_2xx=data["non_2xx"],
             latency_ms=data["latency_ms"],
-            extra={k: data[k] for k in ("status", "late_starts", "mode", "rate")},
+            extra={k: data[k] for k in ("late_starts", "mode", "rate", "after_window")},
+            unexpected=data["unexpected_status"],
+            status=data["status"],
+            in_flight=data["in_flight_mean"],
+            warmup=data["warmup"],
         )

@@ -3,6 +3,14 @@
 asyncio on uvloop, HTTP/1.1 keep-alive connections, responses parsed by httptools,
 latencies in an HDR histogram (exact to 3 significant digits, every request recorded).
 
+Steady-state windows: the load runs from the start; the timed window opens only after
+the warm-up (closed loop: once throughput has settled, see `settle`) and closes with the
+load still running, so no window edge is spent opening connections or draining them.
+Only completions inside the window count; requests in flight are integrated over it
+(an exact mean, not Little's-law inference). The window's opening and closing are
+printed as they happen (`DJBENCH-WINDOW open|closed <monotonic time>`) so that the
+memory sampler can cover the same window.
+
 Closed loop (default): each connection sends its next request when the last one
 returns. Open loop (--rate R): request i is due at start + i/R; a free connection
 takes the next due request, and latency runs from the *due* time, so a stalled server
@@ -28,9 +36,10 @@ import uvloop
 from hdrh.histogram import HdrHistogram
 
 from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
-from djbench.measure.drivers.base import percentiles_ms
+from djbench.measure.drivers.base import WINDOW_MARKER, percentiles_ms
 
 MAX_LATENCY_US = 120_000_000
+AFTER_GRACE_S = 2.0  # how long requests in flight at the window's close may still finish
 
 
 class Closed(Exception):
@@ -81,16 +90,68 @@ class Connection(asyncio.Protocol):
 
 
 @dataclass
+class Flight:
+    """Requests in flight, integrated over the window: its mean is exact, not inferred.
+
+    Every send and every completion (or failure) moves the count; while the window is
+    open, count x time accumulates, so area / window length is the time-weighted mean
+    number of requests outstanding (what Little's law estimates from throughput x mean
+    latency, measured directly instead).
+    """
+
+    count: int = 0
+    area_ns: int = 0
+    last_ns: int = 0
+    open: bool = False
+
+    def change(self, delta: int, now: int) -> None:
+        if self.open:
+            self.area_ns += self.count * (now - self.last_ns)
+            self.last_ns = now
+        self.count += delta
+
+    def start(self, now: int) -> None:
+        self.open, self.last_ns, self.area_ns = True, now, 0
+
+    def stop(self, now: int) -> None:
+        self.change(0, now)
+        self.open = False
+
+
+@dataclass
+class Window:
+    """The timed window (perf_counter_ns): completions inside it are the figures."""
+
+    opened: int | None = None
+    closed: int | None = None
+
+    def phase(self, t: int) -> str:
+        if self.opened is None or t < self.opened:
+            return "warmup"
+        if self.closed is None or t <= self.closed:
+            return "window"
+        return "after"
+
+
+@dataclass
 class Tally:
     histogram: HdrHistogram = field(default_factory=lambda: HdrHistogram(1, MAX_LATENCY_US, 3))
     requests: int = 0
     non_2xx: int = 0
+    unexpected: int = 0  # responses whose status is not the expected one
     errors: dict[str, int] = field(
         default_factory=lambda: {"connect": 0, "read": 0, "write": 0, "timeout": 0}
     )
     status: dict[int, int] = field(default_factory=dict)
     late_starts: int = 0  # open loop: requests sent after their due time
     unsent: int = 0  # open loop: due requests never sent (hard stop reached)
+    window: Window = field(default_factory=Window)
+    flight: Flight = field(default_factory=Flight)
+    warmup_requests: int = 0  # completed before the window (not in the figures)
+    warmup_errors: int = 0
+    warmup_latency_us: int = 0  # their summed latency, to size the settling slices
+    after_window: int = 0  # completed after the window closed (not in the figures)
+    finished: int | None = None  # open loop: when the last request due in the window ended
 
 
 def build_request(args: argparse.Namespace, path: str | None = None) -> bytes:
@@ -132,58 +193,170 @@ async def connect(args: argparse.Namespace) -> Connection:
     return protocol
 
 
+def _failed(tally: Tally, kind: str) -> None:
+    phase = tally.window.phase(time.perf_counter_ns())
+    if phase == "window":
+        tally.errors[kind] += 1
+    elif phase == "warmup":
+        tally.warmup_errors += 1
+
+
+def _completed(
+    tally: Tally, args: argparse.Namespace, status: int, started_ns: int, now: int
+) -> None:
+    elapsed_us = max(1, (now - started_ns) // 1000)
+    # Closed loop: by completion time. Open loop: by due time (latency runs from it).
+    phase = tally.window.phase(started_ns if args.rate else now)
+    if phase == "warmup":
+        tally.warmup_requests += 1
+        tally.warmup_latency_us += elapsed_us
+        return
+    if phase == "after":
+        tally.after_window += 1
+        return
+    tally.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
+    tally.requests += 1
+    tally.status[status] = tally.status.get(status, 0) + 1
+    if not 200 <= status < 300:
+        tally.non_2xx += 1
+    if status != args.expect_status if args.expect_status else not 200 <= status < 300:
+        tally.unexpected += 1
+
+
 async def one(
     conn: Connection | None, raw: bytes, args: argparse.Namespace, tally: Tally, started_ns: int
 ) -> Connection | None:
     """Send one request (reconnecting if needed); record it. Returns the connection to reuse."""
+    tally.flight.change(+1, time.perf_counter_ns())
+    try:
+        return await _one(conn, raw, args, tally, started_ns)
+    finally:
+        tally.flight.change(-1, time.perf_counter_ns())
+
+
+async def _one(
+    conn: Connection | None, raw: bytes, args: argparse.Namespace, tally: Tally, started_ns: int
+) -> Connection | None:
     try:
         if conn is None or conn.transport is None or not conn.keep_alive:
             if conn is not None:
                 conn.close()
             conn = await connect(args)
     except (OSError, TimeoutError):
-        tally.errors["connect"] += 1
+        _failed(tally, "connect")
         await asyncio.sleep(0.01)  # do not spin on a refused port
         return None
     try:
         status = await asyncio.wait_for(conn.request(raw), timeout=args.timeout)
     except TimeoutError:
-        tally.errors["timeout"] += 1
+        _failed(tally, "timeout")
         conn.close()
         return None
     except (OSError, Closed, httptools.HttpParserError):
-        tally.errors["read"] += 1
+        _failed(tally, "read")
         conn.close()
         return None
-    elapsed_us = max(1, (time.perf_counter_ns() - started_ns) // 1000)
-    tally.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
-    tally.requests += 1
-    tally.status[status] = tally.status.get(status, 0) + 1
-    if not 200 <= status < 300:
-        tally.non_2xx += 1
+    _completed(tally, args, status, started_ns, time.perf_counter_ns())
     return conn
 
 
-async def closed_loop(
-    args: argparse.Namespace, requests: Requests, tally: Tally, deadline: int
-) -> None:
+def mark(event: str) -> None:
+    """Tell whoever reads our output (runbench's sampler) that the window opened/closed."""
+    sys.stdout.write(f"{WINDOW_MARKER}{event} {time.monotonic():.6f}\n")
+    sys.stdout.flush()
+
+
+@dataclass
+class Settling:
+    """How the warm-up ended: its length, whether throughput settled, the slices seen."""
+
+    seconds: float = 0.0
+    settled: bool | None = None  # None: no settling asked (no warm-up, or open loop)
+    slices_rps: list[float] = field(default_factory=list)
+
+
+async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling:
+    """Warm up for at least --warmup s, then until two successive slices agree.
+
+    A slice lasts four mean latencies of the warm-up so far (at least 0.25 s, at most
+    2 s), so that a slow page's lumpy completions do not pass for instability; the
+    warm-up ends when the last two slices' throughputs are within --settle-tolerance of
+    each other, or at --max-warmup, whichever comes first (then `settled` is false).
+    """
+    result = Settling()
+    if args.warmup <= 0:
+        return result
+    max_end = start + int(args.max_warmup * 1e9)
+    while True:
+        done = tally.warmup_requests
+        mean_s = tally.warmup_latency_us / done / 1e6 if done else 0.0
+        slice_s = min(2.0, max(0.25, 4 * mean_s))
+        slice_start = time.perf_counter_ns()
+        await asyncio.sleep(slice_s)
+        now = time.perf_counter_ns()
+        result.slices_rps.append(
+            round((tally.warmup_requests - done) / ((now - slice_start) / 1e9), 1)
+        )
+        elapsed = (now - start) / 1e9
+        a, b = result.slices_rps[-2:] if len(result.slices_rps) > 1 else (None, None)
+        agree = a is not None and b is not None and abs(a - b) <= args.settle_tolerance * max(a, b)
+        if elapsed >= args.warmup and agree:
+            result.settled = True
+            break
+        if now >= max_end:
+            result.settled = False
+            break
+    result.seconds = round((time.perf_counter_ns() - start) / 1e9, 3)
+    return result
+
+
+async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally) -> Settling:
+    """Connections loop from the start; the window opens once the warm-up has settled and
+    closes --duration later with the load still running. Requests in flight at the close
+    may finish within a short grace (counted apart, as `after_window`), then are dropped."""
+    stopping = False
+
     async def worker() -> None:
         conn: Connection | None = None
-        while time.perf_counter_ns() < deadline:
-            conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns())
-        if conn is not None:
-            conn.close()
+        try:
+            while not stopping:
+                conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns())
+        finally:
+            if conn is not None:
+                conn.close()
 
-    await asyncio.gather(*(worker() for _ in range(args.connections)))
+    start = time.perf_counter_ns()
+    tasks = [asyncio.ensure_future(worker()) for _ in range(args.connections)]
+    settling = await settle(args, tally, start)
+    if args.duration > 0:
+        now = time.perf_counter_ns()
+        tally.window.opened = now
+        tally.flight.start(now)
+        mark("open")
+        await asyncio.sleep(args.duration)
+        now = time.perf_counter_ns()
+        tally.window.closed = now
+        tally.flight.stop(now)
+        mark("closed")
+    stopping = True
+    _, pending = await asyncio.wait(tasks, timeout=min(args.timeout, AFTER_GRACE_S))
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return settling
 
 
-async def open_loop(
-    args: argparse.Namespace, requests: Requests, tally: Tally, start: int, deadline: int
-) -> None:
+async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) -> Settling:
+    """Request i is due at start + i/R. Those due during the warm-up are not recorded;
+    those due in the window are, with latency from their due time (requests due in the
+    window and answered after it still count: that lateness is the point)."""
     interval_ns = 1e9 / args.rate
+    start = time.perf_counter_ns()
+    opened = start + int(args.warmup * 1e9)
+    closed = opened + int(args.duration * 1e9)
     next_index = 0
     # Bounded in time: past this, requests still due are counted as unsent, not sent.
-    hard_stop = deadline + int(max(5.0, args.duration) * 1e9)
+    hard_stop = closed + int(max(5.0, args.duration) * 1e9)
 
     async def worker() -> None:
         nonlocal next_index
@@ -191,7 +364,7 @@ async def open_loop(
         while True:
             due = start + int(next_index * interval_ns)
             next_index += 1
-            if due >= deadline:
+            if due >= closed:
                 break
             if time.perf_counter_ns() >= hard_stop:
                 tally.unsent += 1
@@ -199,38 +372,63 @@ async def open_loop(
             wait = (due - time.perf_counter_ns()) / 1e9
             if wait > 0:
                 await asyncio.sleep(wait)
-            else:
+            elif due >= opened:
                 tally.late_starts += 1
             conn = await one(conn, requests.next(), args, tally, due)  # latency from due time
         if conn is not None:
             conn.close()
 
+    async def windows() -> None:
+        await asyncio.sleep(max(0.0, (opened - time.perf_counter_ns()) / 1e9))
+        tally.flight.start(time.perf_counter_ns())
+        mark("open")
+
+    # Open loop records by due time, so the window's bounds are known from the start;
+    # it lasts until every request due in it has been answered (or given up).
+    tally.window.opened, tally.window.closed = opened, closed - 1
+    opener = asyncio.ensure_future(windows())
     await asyncio.gather(*(worker() for _ in range(args.connections)))
+    await opener
+    now = time.perf_counter_ns()
+    tally.flight.stop(now)
+    tally.finished = now
+    mark("closed")
+    return Settling(seconds=args.warmup)
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     requests = Requests(args)
     tally = Tally()
-    start = time.perf_counter_ns()
-    deadline = start + int(args.duration * 1e9)
     if args.rate:
-        await open_loop(args, requests, tally, start, deadline)
+        settling = await open_loop(args, requests, tally)
     else:
-        await closed_loop(args, requests, tally, deadline)
-    elapsed = (time.perf_counter_ns() - start) / 1e9
+        settling = await closed_loop(args, requests, tally)
+    opened, closed = tally.window.opened, tally.finished or tally.window.closed
+    elapsed = (closed - opened) / 1e9 if opened is not None and closed is not None else 0.0
     latency = percentiles_ms(tally.histogram)
     return {
-        # Throughput is completions over the wall time they took (responses in flight
-        # at the deadline complete after it; an overloaded open loop runs long).
+        # Throughput: completions inside the window over the window's length.
         "requests": tally.requests,
         "duration_s": round(elapsed, 6),
         "errors": {**tally.errors, **({"unsent": tally.unsent} if args.rate else {})},
         "non_2xx": tally.non_2xx,
+        "unexpected_status": tally.unexpected,
+        "expect_status": args.expect_status,
         "status": {str(k): v for k, v in sorted(tally.status.items())},
         "latency_ms": latency,
+        "in_flight_mean": round(tally.flight.area_ns / (elapsed * 1e9), 3) if elapsed else None,
         "late_starts": tally.late_starts,
         "mode": "open" if args.rate else "closed",
         "rate": args.rate,
+        "warmup": {
+            "seconds": settling.seconds,
+            "settled": settling.settled,
+            "slices_rps": settling.slices_rps,
+            "tolerance": args.settle_tolerance,
+            "requests": tally.warmup_requests,
+            "errors": tally.warmup_errors,
+        },
+        "after_window": tally.after_window,
     }
 
 
@@ -248,16 +446,47 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--body", default="")
     p.add_argument("--content-type", default="")
     p.add_argument("--connections", type=int, default=16)
-    p.add_argument("--duration", type=float, default=5.0)
+    p.add_argument("--duration", type=float, default=5.0, help="the timed window, seconds")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="load before the window, seconds (closed loop: at least this, until settled)",
+    )
+    p.add_argument(
+        "--settle-tolerance",
+        type=float,
+        default=0.05,
+        help="the warm-up has settled when two successive slices' req/s differ by at most this",
+    )
+    p.add_argument(
+        "--max-warmup", type=float, default=None, help="bound on the warm-up (default: see docs)"
+    )
+    p.add_argument(
+        "--expect-status",
+        type=int,
+        default=None,
+        help="the status a correct answer has (default: any 2xx)",
+    )
     p.add_argument("--rate", type=float, default=None, help="open loop: requests/s in total")
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args(argv)
     args.path = args.path or ["/"]
-    if args.connections < 1 or args.duration <= 0 or (args.rate is not None and args.rate <= 0):
-        p.error("--connections, --duration and --rate must be positive")
-    if args.duration > 3600:
-        p.error("--duration is capped at 3600 s")
+    if args.connections < 1 or (args.rate is not None and args.rate <= 0):
+        p.error("--connections and --rate must be positive")
+    if args.duration < 0 or args.warmup < 0 or (args.duration == 0 and args.warmup == 0):
+        p.error("--duration must be positive (or 0 with a --warmup: warm-up only)")
+    if args.duration > 3600 or args.warmup > 3600:
+        p.error("--duration and --warmup are capped at 3600 s")
+    if args.max_warmup is None:
+        args.max_warmup = default_max_warmup(args.warmup)
+    args.max_warmup = max(args.max_warmup, args.warmup)
     return args
+
+
+def default_max_warmup(warmup: float) -> float:
+    """The warm-up's bound: three times the asked minimum, and at least 5 s more than it."""
+    return max(3 * warmup, warmup + 5.0) if warmup > 0 else 0.0
 
 
 def main(argv: list[str] | None = None) -> None:

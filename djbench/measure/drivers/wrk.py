@@ -1,8 +1,9 @@
 """wrk (closed loop, keep-alive, C): the fast driver where the machine has it.
 
 Facts: wrk counts a response with status > 399 as a "status" error but still counts it
-in `requests`; its `timeout` errors are requests that took longer than --timeout (2 s
-by default, hence the explicit --timeout). Latency is kept in microseconds.
+in `requests` (djbench's Lua script counts statuses itself, against the expected
+one); its `timeout` errors are requests that took longer than --timeout (2 s by
+default, hence the explicit --timeout). Latency is kept in microseconds.
 --duration takes whole seconds only ("300ms" and "0.3s" print the usage and exit):
 a fractional duration is rounded up, and the real window is what wrk reports.
 """
@@ -18,6 +19,7 @@ from djbench.measure.drivers.base import LoadResult, LoadSpec, marked_json
 
 SCRIPT = Path(__file__).with_name("wrk_report.lua")
 MARKER = "DJBENCH-WRK "
+STATUS_MARKER = "DJBENCH-WRK-STATUS "
 
 
 class WrkDriver:
@@ -61,6 +63,7 @@ class WrkDriver:
             # One header ("Name: value") or one path per line; the Lua script reads them.
             "DJBENCH_HEADERS": "\n".join(f"{k}: {v}" for k, v in spec.headers),
             "DJBENCH_PATHS": "\n".join(spec.paths),
+            "DJBENCH_EXPECT_STATUS": str(spec.expect_status or ""),
         }
 
     def parse(self, stdout: str) -> LoadResult:
@@ -70,6 +73,14 @@ class WrkDriver:
 def parse_output(stdout: str) -> LoadResult:
     """Read the line our Lua done() hook printed (wrk's own text is ignored)."""
     data = marked_json(stdout, MARKER, "wrk")
+    # Outputs recorded before the script counted statuses lack this line: then only
+    # wrk's own count (status > 399) is known.
+    has_status = any(line.startswith(STATUS_MARKER) for line in stdout.splitlines())
+    statuses = (
+        marked_json(stdout, STATUS_MARKER, "wrk")
+        if has_status
+        else {"unexpected": data["errors"]["status"], "status": {}}
+    )
     errors = data["errors"]
     lat = data["latency_us"]
     return LoadResult(
@@ -81,4 +92,6 @@ def parse_output(stdout: str) -> LoadResult:
             k: round(lat[k] / 1000, 3) for k in ("p50", "p90", "p99", "p999", "max", "mean")
         },
         extra={"bytes": int(data["bytes"]), "latency_stdev_ms": round(lat["stdev"] / 1000, 3)},
+        unexpected=int(statuses["unexpected"]),
+        status={k: int(v) for k, v in sorted(statuses["status"].items())},
     )

@@ -28,8 +28,45 @@ if #paths > 0 then
   end
 end
 
+-- One meaning of "error" for every driver: a response whose status is not the
+-- scenario's expected one (DJBENCH_EXPECT_STATUS; unset: any 2xx is correct). wrk's own
+-- "status" count only sees statuses above 399, so each thread counts by status here
+-- (globals, so that done() can read them with thread:get; costs about 1% of wrk's
+-- ceiling against a static 200, measured).
+local expect_status = tonumber(os.getenv("DJBENCH_EXPECT_STATUS") or "")
+statuses = {}
+unexpected = 0
+response = function(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+  if expect_status then
+    if status ~= expect_status then unexpected = unexpected + 1 end
+  elseif status < 200 or status > 299 then
+    unexpected = unexpected + 1
+  end
+end
+
+local threads = {}
+setup = function(thread)
+  threads[#threads + 1] = thread
+end
+
 done = function(summary, latency, requests)
   local e = summary.errors
+  local total_unexpected = 0
+  local by_status = {}
+  for _, thread in ipairs(threads) do
+    total_unexpected = total_unexpected + thread:get("unexpected")
+    for status, count in pairs(thread:get("statuses")) do
+      by_status[status] = (by_status[status] or 0) + count
+    end
+  end
+  local parts = {}
+  for status, count in pairs(by_status) do
+    parts[#parts + 1] = string.format("\"%d\":%d", status, count)
+  end
+  io.write(string.format(
+    "DJBENCH-WRK-STATUS {\"unexpected\":%d,\"status\":{%s}}\n",
+    total_unexpected, table.concat(parts, ",")))
   io.write(string.format(
     "DJBENCH-WRK {\"requests\":%d,\"duration_us\":%d,\"bytes\":%d," ..
     "\"errors\":{\"connect\":%d,\"read\":%d,\"write\":%d,\"timeout\":%d,\"status\":%d}," ..

@@ -1,0 +1,190 @@
+"""Steady-state windows, in-flight counting and one meaning of "error", on real loads
+against a loopback server whose latency is known (answers after 200 ms, all in parallel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from djbench.measure.drivers import DRIVERS, LoadResult, LoadSpec
+from djbench.measure.trial import (
+    Drive,
+    LoadSettings,
+    edge_bound,
+    error_rate,
+    invalidity,
+    warnings_for,
+)
+from djbench.reports.words import say
+from djbench.results.model import Notice
+
+DELAY = 0.2
+CONNECTIONS = 32
+
+
+class SlowServer:
+    """HTTP/1.1 keep-alive server answering every request after DELAY s, concurrently,
+    with the status given (so that the drivers' status accounting can be checked)."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.status = status
+        self.port = 0
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if not head:
+                    break
+                await asyncio.sleep(DELAY)
+                reason = {200: "OK", 302: "Found", 404: "Not Found"}[self.status]
+                writer.write(
+                    f"HTTP/1.1 {self.status} {reason}\r\nContent-Length: 2\r\n"
+                    "Content-Type: text/plain\r\n\r\nok".encode()
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(
+            asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=256)
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        self.ready.set()
+        self.loop.run_forever()
+        server.close()
+        pending = asyncio.all_tasks(self.loop)
+        for task in pending:
+            task.cancel()
+        self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        self.loop.run_until_complete(server.wait_closed())
+        self.loop.close()
+
+    def __enter__(self) -> SlowServer:
+        self.thread.start()
+        self.ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def slow() -> Iterator[SlowServer]:
+    with SlowServer() as server:
+        yield server
+
+
+def need(name: str) -> None:
+    if not DRIVERS[name].available():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("wrk is not installed (CI=true: .ci/run installs it)")
+        pytest.skip("wrk is not installed")
+
+
+def load(name: str, port: int, duration: float, **more: object) -> LoadResult:
+    spec = LoadSpec(
+        host="127.0.0.1",
+        port=port,
+        method="GET",
+        path="/",
+        body=None,
+        content_type=None,
+        connections=CONNECTIONS,
+        duration=duration,
+        **more,  # type: ignore[arg-type]
+    )
+    driver = DRIVERS[name]
+    out = subprocess.run(
+        driver.argv(spec),
+        env={**os.environ, **driver.env(spec)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return driver.parse(out.stdout)
+
+
+def judged(result: LoadResult) -> list[str]:
+    idle = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
+    settings = LoadSettings(duration=1.0, warmup=0.5, driver_cpus=(1,))
+    return [n.code for n in warnings_for(result, idle, CONNECTIONS, settings, closed_loop=True)]
+
+
+def test_builtin_window_is_steady_and_counts_every_connection(slow: SlowServer) -> None:
+    """32 connections x 1/0.2 s = 160 req/s, whatever the window's length."""
+    short = load("builtin", slow.port, 1.0, warmup=0.5)
+    assert short.rps == pytest.approx(CONNECTIONS / DELAY, rel=0.06)
+    assert short.in_flight == pytest.approx(CONNECTIONS, rel=0.03)
+    assert "underserved" not in judged(short) and "window_edge" not in judged(short)
+
+
+def test_wrk_window_edge_is_bounded_and_not_called_underserved(slow: SlowServer) -> None:
+    """wrk's 1 s window loses up to one request per connection at its end: reported as a
+    bound, and the in-flight check allows for it instead of blaming the server."""
+    need("wrk")
+    result = load("wrk", slow.port, 1.0)
+    bound = edge_bound(result, CONNECTIONS)
+    assert bound is not None and bound > 0.03
+    assert result.rps < CONNECTIONS / DELAY  # the edge shows ...
+    codes = judged(result)
+    assert "underserved" not in codes  # ... but is not taken for the server's fault
+    assert "window_edge" in codes
+
+
+def test_a_server_that_serves_one_connection_at_a_time_is_underserved() -> None:
+    """The check still fires when the evidence is clear: 32 connections, 1 served."""
+    result = LoadResult(
+        requests=500, duration_s=1.0, latency_ms={"mean": 2.0, "p99": 70.0}, in_flight=1.0
+    )
+    assert "underserved" in judged(result)
+    little = LoadResult(requests=500, duration_s=3.0, latency_ms={"mean": 6.0})
+    assert "underserved" in judged(little)
+
+
+@pytest.mark.parametrize("name", ["builtin", "wrk"])
+@pytest.mark.parametrize(
+    ("status", "expected", "wrong"), [(302, 302, 0), (302, None, 1), (404, 404, 0), (200, 302, 1)]
+)
+def test_expect_status_decides_what_is_an_error(
+    name: str, status: int, expected: int | None, wrong: int
+) -> None:
+    """Every driver counts a response as an error exactly when its status is not the
+    expected one (any 2xx when none is given), whether it is 3xx, 4xx or 200."""
+    if name == "wrk":
+        need("wrk")
+    with SlowServer(status) as server:
+        result = load(name, server.port, 1.0, expect_status=expected)
+    assert result.requests > 0
+    assert result.status == {str(status): result.requests}
+    assert result.unexpected == wrong * result.requests
+    assert error_rate(result) == pytest.approx(wrong, abs=0.0)
+
+
+def test_too_many_unexpected_statuses_make_a_window_invalid() -> None:
+    wrong = LoadResult(requests=100, duration_s=1.0, unexpected=2, status={"200": 98, "500": 2})
+    notice = invalidity(wrong, 0.01, 200)
+    assert notice is not None and notice.code == "too_many_errors"
+    assert say(notice) == (
+        "2.0% of requests failed (0 socket errors: none; 2 answered with a status other "
+        "than 200) > 1.0%"
+    )
+    assert invalidity(wrong, 0.05, 200) is None
+    assert invalidity(LoadResult(requests=0, duration_s=1.0), 0.01, 200) == Notice(
+        code="no_requests"
+    )
