@@ -49,7 +49,7 @@ from djbench.reports.console import (
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import sessions, variants
+from djbench.run import resume, sessions, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -78,8 +78,8 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--concurrency", help="comma-separated connection counts (default 32)")
     a("--duration", type=float, help="seconds per timed window (default 3; quick 1)")
     a("--warmup", type=float, help="seconds of warm-up before each window (default 1)")
-    a("--trials", type=int, help="trials per pair, each a fresh window (default 3; quick 2)")
-    a("--driver", default="auto", help="auto, wrk or builtin (auto: wrk when on PATH)")
+    a("--trials", type=int, help="trials per pair, each a fresh window (default 4; quick 2)")
+    a("--driver", default="auto", help="auto, wrk or builtin (auto: builtin, steady-state windows)")
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
@@ -231,7 +231,16 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     document: RunDocument | None = None
     path: Path | None = None
     if action.resume:
-        document, opts, path = resumed(action.resume, Path(opts.output))
+        document, saved, path = resumed(action.resume, Path(opts.output))
+        if conflicts := resume.option_conflicts(opts, saved):
+            raise OptionError(
+                resume.refusal(
+                    action.resume,
+                    conflicts,
+                    "it uses the run's own options, and these differ from them",
+                )
+            )
+        opts = saved.model_copy(update={"output": opts.output})  # found where it was asked
     console = console_for(command.stdout, no_color=action.no_color)
     for left in reap(Path(opts.output)):
         console.print(f"[yellow]stopped[/] {escape(left)}: left running by an earlier runbench")
@@ -356,6 +365,8 @@ def benchmark(
         setup_project(command, selection.project)
     plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
     output = Path(opts.output)
+    if document is not None:
+        refuse_changed(document, selection, plan)
     if document is None or path is None:
         run_id = new_run_id()
         path = output / f"{run_id}.json"
@@ -454,6 +465,15 @@ def plan_record(
         axes=opts.axes,
         **fields,
     )
+
+
+def refuse_changed(document: RunDocument, selection: Selection, plan: Plan) -> None:
+    """A resumed run must find the set-up it started with (djbench.run.resume)."""
+    now = environment.collect(selection.project, {**tools(), "driver": plan.driver.version()})
+    problems = resume.environment_changes(document.environment, now)
+    problems += resume.scenario_changes(document, {s.name: s.fingerprint() for s in plan.scenarios})
+    if problems:
+        raise OptionError(resume.refusal(document.run_id, problems, "what it measures changed"))
 
 
 def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan) -> RunDocument:
