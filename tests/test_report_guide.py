@@ -21,11 +21,11 @@ from tests.resultfiles import UNDERSERVED, entry, write
 
 def sample_entries() -> list[PairResult]:
     return [
-        entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0], pss=55.0),
-        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0], pss=60.0),
-        entry("uvicorn", "movies-sync", [400.0, 410.0, 405.0], pss=80.0),
-        entry("uvicorn", "movies-sync", [380.0, 390.0, 385.0], proxy="caddy", pss=80.0),
-        entry("uwsgi", "movies-sync", [850.0, 860.0, 855.0], proxy="caddy", pss=55.0),
+        entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0, 903.5], pss=55.0),
+        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0, 706.0], pss=60.0),
+        entry("uvicorn", "movies-sync", [400.0, 410.0, 405.0, 403.5], pss=80.0),
+        entry("uvicorn", "movies-sync", [380.0, 390.0, 385.0, 383.5], proxy="caddy", pss=80.0),
+        entry("uwsgi", "movies-sync", [850.0, 860.0, 855.0, 853.5], proxy="caddy", pss=55.0),
         entry(
             "gunicorn-gevent",
             "sleep-async",
@@ -33,8 +33,8 @@ def sample_entries() -> list[PairResult]:
             status="incompatible",
             reason="Django refused to run the ORM here (SynchronousOnlyOperation)",
         ),
-        entry("uvicorn", "sleep-async", [600.0, 610.0, 605.0], pss=70.0),
-        entry("daphne", "sleep-async", [500.0, 505.0, 510.0], pss=75.0),
+        entry("uvicorn", "sleep-async", [600.0, 610.0, 605.0, 603.5], pss=70.0),
+        entry("daphne", "sleep-async", [500.0, 505.0, 510.0, 506.0], pss=75.0),
     ]
 
 
@@ -94,7 +94,7 @@ def test_html_and_markdown_reports(tmp_path: Path) -> None:
         "## Exact commands",
     ):
         assert title in markdown
-    assert "| uwsgi | caddy | 32 | 3 | 855 |" in markdown
+    assert "| uwsgi | caddy | 32 | 4 | 854 |" in markdown
 
 
 def test_two_runs_in_one_report(tmp_path: Path) -> None:
@@ -172,10 +172,10 @@ def test_different_data_gives_different_recommendations(tmp_path: Path) -> None:
     assert first["async-io"] == ["uvicorn"]
     assert first["memory"] == ["uwsgi"]
     flipped = [
-        entry("uwsgi", "movies-sync", [300.0, 310.0, 305.0], pss=90.0),
-        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0], pss=50.0),
-        entry("uvicorn", "sleep-async", [400.0, 410.0, 405.0]),
-        entry("daphne", "sleep-async", [800.0, 805.0, 810.0]),
+        entry("uwsgi", "movies-sync", [300.0, 310.0, 305.0, 303.5], pss=90.0),
+        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0, 706.0], pss=50.0),
+        entry("uvicorn", "sleep-async", [400.0, 410.0, 405.0, 403.5]),
+        entry("daphne", "sleep-async", [800.0, 805.0, 810.0, 806.0]),
     ]
     second = recommended(tmp_path, "b", flipped)
     assert second["sync-orm"] == ["gunicorn-sync"]
@@ -185,15 +185,15 @@ def test_different_data_gives_different_recommendations(tmp_path: Path) -> None:
 
 def test_failed_incompatible_invalid_and_underserved_are_never_recommended(tmp_path: Path) -> None:
     entries = [
-        entry("uwsgi", "movies-sync", [2000.0, 2010.0, 2005.0], warnings=[UNDERSERVED]),
+        entry("uwsgi", "movies-sync", [2000.0, 2010.0, 2005.0, 2003.5], warnings=[UNDERSERVED]),
         entry(
             "granian-wsgi",
             "movies-sync",
-            [1500.0, 1510.0, 1505.0],
+            [1500.0, 1510.0, 1505.0, 1503.5],
             status="invalid",
             reason="12% of requests failed",
         ),
-        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0]),
+        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0, 706.0]),
         entry(
             "gunicorn-gevent",
             "sleep-async",
@@ -201,7 +201,7 @@ def test_failed_incompatible_invalid_and_underserved_are_never_recommended(tmp_p
             status="incompatible",
             reason="SynchronousOnlyOperation",
         ),
-        entry("uvicorn", "sleep-async", [600.0, 610.0, 605.0]),
+        entry("uvicorn", "sleep-async", [600.0, 610.0, 605.0, 603.5]),
     ]
     run = load_run(write(tmp_path, "c", entries))
     recs = {r.workload: r for r in guide.recommendations(run)}
@@ -212,16 +212,42 @@ def test_failed_incompatible_invalid_and_underserved_are_never_recommended(tmp_p
     assert "gunicorn-gevent" in " ".join(recs["async-io"].excluded)
 
 
-def test_overlapping_spreads_are_a_tie(tmp_path: Path) -> None:
+def test_a_tie_comes_from_the_test(tmp_path: Path) -> None:
     entries = [
-        entry("uwsgi", "movies-sync", [700.0, 760.0, 730.0]),
-        entry("gunicorn-sync", "movies-sync", [690.0, 740.0, 715.0]),
-        entry("uvicorn", "movies-sync", [400.0, 410.0, 405.0]),
+        entry("uwsgi", "movies-sync", [700.0, 760.0, 730.0, 716.0]),
+        entry("gunicorn-sync", "movies-sync", [690.0, 740.0, 715.0, 703.5]),
+        entry("uvicorn", "movies-sync", [400.0, 410.0, 405.0, 403.5]),
     ]
     run = load_run(write(tmp_path, "t", entries))
     [sync] = [r for r in guide.recommendations(run) if r.workload == "sync-orm"]
     assert sync.winners == ["gunicorn-sync", "uwsgi"]
     assert "a tie between" in sync.text
+    assert "the rank-sum test cannot tell them from the best at 0.05 (p = 0.49)" in sync.text
+
+
+def test_ranges_that_do_not_overlap_still_tie_with_too_few_trials(tmp_path: Path) -> None:
+    """3 vs 3 trials cannot reach p < 0.05 (at best 0.1): the guide says so, whatever
+    the ranges look like."""
+    entries = [
+        entry("uwsgi", "movies-sync", [900.0, 910.0, 905.0]),
+        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0]),
+    ]
+    run = load_run(write(tmp_path, "few", entries))
+    [sync] = [r for r in guide.recommendations(run) if r.workload == "sync-orm"]
+    assert sync.winners == ["gunicorn-sync", "uwsgi"]
+    assert "with 3 trial(s) per server no difference can reach p < 0.05" in sync.text
+    assert "it needs 4 per side" in sync.text
+
+
+def test_separated_trials_name_one_winner(tmp_path: Path) -> None:
+    entries = [
+        entry("uwsgi", "movies-sync", [700.0, 760.0, 730.0, 716.0]),
+        entry("gunicorn-sync", "movies-sync", [600.0, 640.0, 615.0, 603.5]),
+    ]
+    run = load_run(write(tmp_path, "one", entries))
+    [sync] = [r for r in guide.recommendations(run) if r.workload == "sync-orm"]
+    assert sync.winners == ["uwsgi"]
+    assert "**uwsgi**, 723 req/s" in sync.text
 
 
 def test_guide_command_writes_markdown_and_html(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """The deployment choice guide: server facts, and recommendations drawn from a run.
 
 Nothing here names a winner in advance: every recommendation is computed from the
-results file, names the figures that justify it, says "tie" when the trial ranges
-overlap, and never recommends a pair that was not `ok` (incompatible, failed,
-invalid) or that served fewer connections than were offered.
+results file, names the figures that justify it, says "tie" when the rank-sum test
+cannot tell a pair from the best at 5% (`TIE_ALPHA`), and never recommends a pair that
+was not `ok` (incompatible, failed, invalid), that served fewer connections than were
+offered, or whose trials were too unstable to rank.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
 from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
+from djbench.results import stats
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
+
+TIE_ALPHA = 0.05  # a pair is tied with the best unless the rank-sum test separates them
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
@@ -76,8 +80,31 @@ def _fmt(pair: Pair) -> str:
     return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class Tie:
+    """Why a pair shares the lead: the test's p against the best, and whether the
+    trials could have reached TIE_ALPHA at all."""
+
+    p_value: float
+    testable: bool
+
+
+def tie_with(best: Pair, other: Pair) -> Tie | None:
+    """A tie when the exact rank-sum test (djbench.results.stats) finds no difference in
+    req/s at TIE_ALPHA; None when `best` is better.
+
+    "Best beats every other pair" is an intersection of tests, each at TIE_ALPHA, so no
+    multiplicity correction is needed for that claim (an intersection-union test).
+    """
+    a, b = best.series("rps"), other.series("rps")
+    p_value, _ = stats.rank_sum_test(a, b)
+    if p_value < TIE_ALPHA:
+        return None
+    return Tie(round(p_value, 4), stats.min_p_value(len(a), len(b)) < TIE_ALPHA)
+
+
 def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, str]]]:
-    """(winners: the best and every pair whose trial range overlaps it, excluded+why)."""
+    """(winners: the best and every pair the test cannot tell from it, excluded+why)."""
     excluded: list[tuple[Pair, str]] = []
     eligible = []
     for pair in pairs:
@@ -92,9 +119,24 @@ def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, 
     eligible.sort(key=lambda p: -(p.median("rps") or 0))
     if not eligible:
         return [], excluded
-    top_low, _ = _range(eligible[0])
-    winners = [eligible[0]] + [p for p in eligible[1:] if _range(p)[1] >= top_low]
+    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
     return winners, excluded
+
+
+def _tie_reason(winners: list[Pair]) -> str:
+    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w)) is not None]
+    if ties and not all(t.testable for t in ties):
+        n = min(len(w.series("rps")) for w in winners)
+        return (
+            f"with {n} trial(s) per server no difference can reach p < {TIE_ALPHA:g} in the "
+            f"rank-sum test (it needs {stats.trials_needed(TIE_ALPHA)} per side): run more "
+            "trials to separate them"
+        )
+    p = ", ".join(f"p = {t.p_value:.2g}" for t in ties)
+    return (
+        f"the rank-sum test cannot tell them from the best at {TIE_ALPHA:g} ({p}), so this "
+        "run cannot separate them"
+    )
 
 
 def _throughput_text(scenario: str, winners: list[Pair], runner_up: Pair | None) -> str:
@@ -102,8 +144,8 @@ def _throughput_text(scenario: str, winners: list[Pair], runner_up: Pair | None)
     if len(winners) > 1:
         names = ", ".join(f"{w.label} ({_fmt(w)})" for w in winners)
         return (
-            f"On `{scenario}`: a tie between {names}: their trial ranges overlap, so this "
-            "run cannot separate them; choose on the other criteria below. Start from "
+            f"On `{scenario}`: a tie between {names}: {_tie_reason(winners)}; choose on the "
+            "other criteria below. Start from "
             + ", ".join(f"`{_deploy_file(w.server)}`" for w in winners)
             + "."
         )

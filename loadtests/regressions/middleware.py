@@ -1,0 +1,23 @@
+"""A middleware that makes each request cost SPIN_FRACTION more CPU time (sync only)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+
+class SpinMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.fraction = float(getattr(settings, "SPIN_FRACTION", 0.25))
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.thread_time()
+        response = self.get_response(request)
+        until = time.thread_time() + (time.thread_time() - started) * self.fraction
+        while time.thread_time() < until:  # burn CPU, not wall time: a slower code path
+            pass
+        return response
