@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -278,29 +279,30 @@ class Settling:
 async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling:
     """Warm up for at least --warmup s, then until two successive slices agree.
 
-    A slice lasts four mean latencies of the warm-up so far (at least 0.25 s, at most
-    2 s), so that a slow page's lumpy completions do not pass for instability; the
-    warm-up ends when the last two slices' throughputs are within --settle-tolerance of
-    each other, or at --max-warmup, whichever comes first (then `settled` is false).
+    A slice lasts four mean latencies of the warm-up so far (at least 0.5 s, at most
+    2 s), so that a slow page's lumpy completions do not pass for instability. Two
+    slices agree when their throughputs differ by at most --settle-tolerance of the
+    larger, plus the counting noise of the slices themselves (sqrt(n1 + n2) completions:
+    about one standard deviation of the difference of two counts), which would otherwise
+    dominate at a few hundred req/s. The warm-up ends when the last two slices agree, or
+    at --max-warmup (then `settled` is false and the trial is flagged).
     """
     result = Settling()
     if args.warmup <= 0:
         return result
     max_end = start + int(args.max_warmup * 1e9)
+    counts: list[tuple[int, float]] = []  # (completions, seconds) per slice
     while True:
         done = tally.warmup_requests
         mean_s = tally.warmup_latency_us / done / 1e6 if done else 0.0
-        slice_s = min(2.0, max(0.25, 4 * mean_s))
+        slice_s = min(2.0, max(0.5, 4 * mean_s))
         slice_start = time.perf_counter_ns()
         await asyncio.sleep(slice_s)
         now = time.perf_counter_ns()
-        result.slices_rps.append(
-            round((tally.warmup_requests - done) / ((now - slice_start) / 1e9), 1)
-        )
+        counts.append((tally.warmup_requests - done, (now - slice_start) / 1e9))
+        result.slices_rps.append(round(counts[-1][0] / counts[-1][1], 1))
         elapsed = (now - start) / 1e9
-        a, b = result.slices_rps[-2:] if len(result.slices_rps) > 1 else (None, None)
-        agree = a is not None and b is not None and abs(a - b) <= args.settle_tolerance * max(a, b)
-        if elapsed >= args.warmup and agree:
+        if elapsed >= args.warmup and len(counts) > 1 and agree(counts[-2], counts[-1], args):
             result.settled = True
             break
         if now >= max_end:
@@ -308,6 +310,14 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
             break
     result.seconds = round((time.perf_counter_ns() - start) / 1e9, 3)
     return result
+
+
+def agree(a: tuple[int, float], b: tuple[int, float], args: argparse.Namespace) -> bool:
+    """Two slices' throughputs agree within tolerance plus their counting noise."""
+    (na, ta), (nb, tb) = a, b
+    ra, rb = na / ta, nb / tb
+    noise = math.sqrt(na + nb) / ((ta + tb) / 2)
+    return abs(ra - rb) <= args.settle_tolerance * max(ra, rb) + noise
 
 
 async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally) -> Settling:
@@ -485,8 +495,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def default_max_warmup(warmup: float) -> float:
-    """The warm-up's bound: three times the asked minimum, and at least 5 s more than it."""
-    return max(3 * warmup, warmup + 5.0) if warmup > 0 else 0.0
+    """The warm-up's bound: twice the asked minimum, and at least 2 s more than it."""
+    return max(2 * warmup, warmup + 2.0) if warmup > 0 else 0.0
 
 
 def main(argv: list[str] | None = None) -> None:
