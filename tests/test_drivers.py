@@ -185,11 +185,14 @@ def test_builtin_count_matches_the_servers_access_log(
     assert result.warmup is not None and result.warmup["requests"] > 0
     after = result.extra["after_window"]
     assert access_lines(log, offset, path) == result.warmup["requests"] + result.requests + after
-    # The window's edges were announced, one second apart.
+    # The window's edges were announced as they happened (the window lasts --duration,
+    # or a little more when the event loop wakes late: duration_s is what it lasted).
     opened, closed = (
         float(line.split()[2]) for line in out.stdout.splitlines() if "DJBENCH-WINDOW" in line
     )
-    assert closed - opened == pytest.approx(1.0, abs=0.05)
+    assert 1.0 <= closed - opened < 1.2
+    if not rate:
+        assert closed - opened == pytest.approx(result.duration_s, abs=0.01)
     if rate:
         assert result.extra["mode"] == "open" and after == 0
         assert result.requests == pytest.approx(rate * 1.0, rel=0.05)

@@ -209,7 +209,7 @@ def ws_argv(live: LiveServer, scenario: Scenario, connections: int, duration: fl
         sys.executable,
         "-m",
         "djbench.measure.drivers.wsload",
-        "echo",
+        scenario.ws_mode,
         "--url",
         f"ws://{live.host}:{live.port}{scenario.request.path}",
         "--connections",
@@ -223,14 +223,20 @@ def ws_argv(live: LiveServer, scenario: Scenario, connections: int, duration: fl
 
 def _parse_ws(output: str) -> LoadResult:
     data = marked_json(output, WS_MARKER, "the WebSocket driver")
+    extra = {k: v for k, v in data.items() if k not in WS_FIGURES}
     return LoadResult(
         requests=data["requests"],
         duration_s=data["duration_s"],
         errors=data["errors"],
         non_2xx=0,
         latency_ms=data["latency_ms"],
-        extra={"mode": "ws-echo"},
+        extra=extra,
     )
+
+
+# What the WebSocket driver reports as figures; the rest (mode, broadcast's messages in
+# and deliveries out per second, members, expected deliveries) is kept as `extra`.
+WS_FIGURES = ("requests", "duration_s", "errors", "non_2xx", "latency_ms")
 
 
 def _run_driver(
@@ -526,8 +532,9 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
         try:
             assert proc.stdout is not None and proc.stdin is not None
             # wsload prints READY within its --open-within bound (60 s).
-            ready = proc.stdout.readline().split()
-            opened = int(ready[1]) if len(ready) == 2 and ready[0] == "READY" else 0
+            ready = proc.stdout.readline().split()  # READY <opened> <seconds>
+            opened = int(ready[1]) if len(ready) >= 2 and ready[0] == "READY" else 0
+            open_seconds = float(ready[2]) if len(ready) >= 3 else None
             time.sleep(1.0)  # let the server settle with the connections open
             during = sample(live.server)
             proc.stdin.close()
@@ -544,6 +551,7 @@ def ws_idle_memory(live: LiveServer, scenario: Scenario, count: int, log: Path) 
         pss_before_mb=round((before.pss or 0) / MB, 2),
         pss_with_mb=round((during.pss or 0) / MB, 2),
         per_connection_kb=round(grown / opened / 1024, 2) if opened else None,
+        open_seconds=open_seconds,
         closed_in_time=closed_in_time,
         command=shlex.join(argv),
     )

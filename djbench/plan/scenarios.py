@@ -87,6 +87,9 @@ class Scenario:
     parity_ignore: tuple[str, ...] = ()
     checks: tuple[Check, ...] = ()
     message: str = "djbench"  # websocket: what is sent and must come back
+    # websocket: "echo" (each message comes back to its sender) or "broadcast" (every
+    # member of the path's room receives every message; see drivers/wsload.py)
+    ws_mode: str = "echo"
     workload: str = "trivial"
     user: str | None = None  # load it logged in as this user (a session made by runbench)
     csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
@@ -103,7 +106,7 @@ class Scenario:
             for key in ("headers", "paths"):
                 if not request[key]:
                     request.pop(key)
-        for key, default in (("user", None), ("csrf", False)):
+        for key, default in (("user", None), ("csrf", False), ("ws_mode", "echo")):
             if data[key] == default:
                 data.pop(key)
         text = json.dumps(data, sort_keys=True, default=str)
@@ -176,6 +179,7 @@ class _ScenarioRaw(_RequestRaw):
     parity_ignore: list[str] = []
     checks: list[_CheckRaw] = []
     message: str = "djbench"
+    ws_mode: Literal["echo", "broadcast"] = "echo"
     workload: Workload | None = None
     user: str | None = Field(default=None, min_length=1)
     csrf: bool = False
@@ -279,6 +283,7 @@ def _scenario(raw: _ScenarioRaw) -> Scenario:
         parity_ignore=tuple(raw.parity_ignore),
         checks=checks,
         message=raw.message,
+        ws_mode=raw.ws_mode,
         workload=raw.workload or _infer_workload(raw),
         user=raw.user,
         csrf=raw.csrf,

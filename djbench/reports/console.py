@@ -13,8 +13,8 @@ from rich.table import Table
 from djbench.launch.proxy import caddy_missing
 from djbench.launch.servers import SERVERS
 from djbench.plan.scenarios import Scenario
-from djbench.reports.words import hop_causes, say
-from djbench.results.analysis import failures, per_100mb
+from djbench.reports.words import broadcast_text, hop_causes, say, ws_short
+from djbench.results.analysis import broadcast_rates, failures, per_100mb
 from djbench.results.model import Notice, PairResult, RunDocument
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
@@ -184,6 +184,8 @@ def print_results(console: Console, document: RunDocument) -> None:
             )
         console.print(table)
         for e in ranked:
+            if (rates := broadcast_rates(e)) is not None:
+                console.print(f"{escape(_server(e))}/{e.proxy}: {escape(broadcast_text(rates))}")
             for warning in e.summary.warnings:
                 console.print(
                     f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(say(warning))}"
@@ -200,12 +202,13 @@ def print_results(console: Console, document: RunDocument) -> None:
         w = e.ws_idle
         if w is None:
             continue
-        short = f" of {w.requested} asked" if w.opened < w.requested else ""
         console.print(
-            f"{escape(_server(e))}/{e.proxy}: {w.opened}{short} idle WebSocket connections, "
+            f"{escape(_server(e))}/{e.proxy}: {w.opened} idle WebSocket connections, "
             f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MB "
             f"({_fmt(w.per_connection_kb)} KB per connection)"
         )
+        if (short := ws_short(w)) is not None:
+            console.print(f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(short)}")
 
 
 def print_hops(console: Console, document: RunDocument) -> None:

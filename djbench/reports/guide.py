@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
-from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
+from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say, ws_short
 from djbench.results import stats
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
 
@@ -210,17 +210,13 @@ def _ws_idle_text(run: Run) -> str:
     idle.sort(key=lambda pwk: pwk[2])
     best, w, kb = idle[0]
     rest = "; ".join(f"{p.label} {k:,.1f} KB" for p, _, k in idle[1:])
-    short = [
-        f"{p.label} opened {x.opened:,} of {x.requested:,}"
-        for p, x, _ in idle
-        if x.opened < x.requested
-    ]
+    short = [f"{p.label} {text}" for p, x, _ in idle if (text := ws_short(x))]
     return (
         f"\n- Idle connections: **{best.label}** held {w.opened:,} idle connections for "
         f"{kb:,.1f} KB of PSS each"
         + (f" (others: {rest})" if rest else "")
         + "."
-        + (f" Fewer connections opened than asked: {'; '.join(short)}." if short else "")
+        + (f" Warning: {'; '.join(short)}." if short else "")
     )
 
 

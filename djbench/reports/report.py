@@ -11,8 +11,16 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from djbench.reports import charts
-from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say
-from djbench.results.analysis import Pair, Run, failures
+from djbench.reports.words import (
+    broadcast_text,
+    hop_advice,
+    hop_causes,
+    md_cell,
+    md_text,
+    say,
+    ws_short,
+)
+from djbench.results.analysis import Pair, Run, broadcast_rates, failures
 
 
 @dataclass
@@ -87,6 +95,8 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                     _n(p.rps_per_100mb()),
                 ]
             )
+            if (rates := broadcast_rates(p.entry)) is not None:
+                section.notes.append(f"{p.label}: {broadcast_text(rates)}")
             section.notes += [f"{p.label}: {say(w)}" for w in s.warnings]
         sections.append(section)
     return sections
@@ -209,8 +219,8 @@ def memory_section(runs: list[Run]) -> Section | None:
     idle = [(p, w) for run in runs for p in run.pairs if (w := p.entry.ws_idle) is not None]
     section.notes += [
         f"{p.label}: {w.opened} idle WebSocket connections"
-        + (f" (of {w.requested} asked: fewer opened)" if w.opened < w.requested else "")
         + f", PSS {w.pss_before_mb} -> {w.pss_with_mb} MB ({w.per_connection_kb} KB each)"
+        + (f"; warning: {short}" if (short := ws_short(w)) else "")
         for p, w in idle
     ]
     return section

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.model import Notice
+from djbench.results.model import Notice, WsIdle
 
 
 def _list(values: Any) -> str:
@@ -125,6 +125,26 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     # --- files written before codes existed (schema 1)
     "legacy": lambda p: str(p["text"]),
 }
+
+
+def broadcast_text(rates: tuple[float, float, int]) -> str:
+    messages_in, deliveries, members = rates
+    return (
+        f"broadcast to {members} members: {messages_in:,.0f} messages/s in, "
+        f"{deliveries:,.0f} deliveries/s out (the req/s column counts deliveries; latency "
+        "is each delivery's fan-out time)"
+    )
+
+
+def ws_short(idle: WsIdle) -> str | None:
+    """The warning for an idle-WebSocket test that opened fewer connections than asked."""
+    if idle.opened >= idle.requested:
+        return None
+    took = f" in {idle.open_seconds:g} s" if idle.open_seconds is not None else ""
+    return (
+        f"opened {idle.opened:,} of {idle.requested:,} idle WebSocket connections{took}: "
+        f"the per-connection memory is over {idle.opened:,}, not the number asked"
+    )
 
 
 def say(notice: Notice | None) -> str:

@@ -42,6 +42,21 @@ def _unique(notices: list[Notice]) -> list[Notice]:
     return [seen[k] for k in sorted(seen)]
 
 
+def broadcast_rates(entry: PairResult) -> tuple[float, float, int] | None:
+    """A ws-broadcast pair's medians: (messages in /s, deliveries out /s, members).
+
+    Its req/s figure is deliveries per second; messages in are what the members sent.
+    """
+    trials = [t for t in entry.trials if t.valid and t.extra.get("mode") == "ws-broadcast"]
+    if not trials:
+        return None
+    return (
+        stats.median([float(t.extra["messages_in_per_s"]) for t in trials]),
+        stats.median([float(t.extra["deliveries_per_s"]) for t in trials]),
+        max(int(t.extra["members"]) for t in trials),
+    )
+
+
 def failures(summary: Summary) -> int:
     """Socket errors and unexpected statuses: what every driver counts as an error.
 

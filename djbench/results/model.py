@@ -219,6 +219,7 @@ class WsIdle(Model):
     pss_before_mb: float
     pss_with_mb: float
     per_connection_kb: float | None
+    open_seconds: float | None = Field(default=None, description="time taken to open them")
     closed_in_time: bool = True
     command: str = ""
 
