@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,32 @@ def write_atomic(path: Path, document: RunDocument) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+MIN_FREE_MB = 50  # a run's results and logs take a few MB; less room than this is refused
+
+
+def unwritable(folder: Path, min_free_mb: int = MIN_FREE_MB) -> str | None:
+    """Why results cannot be written in `folder` (one sentence), or None.
+
+    Checked before anything starts, so that a run never measures for minutes and then
+    loses its figures: the folder is created, a file is written and removed in it, and
+    the free space on its file system is at least `min_free_mb`.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".djbench-probe-", dir=folder)
+        os.close(fd)
+        Path(probe).unlink()
+        free = shutil.disk_usage(folder).free / 2**20
+    except OSError as exc:
+        return f"cannot write results in {folder}: {exc.strerror or exc}"
+    if free < min_free_mb:
+        return (
+            f"only {free:.0f} MB free where the results go ({folder}); "
+            f"runbench needs at least {min_free_mb} MB"
+        )
+    return None
 
 
 def _umask() -> int:

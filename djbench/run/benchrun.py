@@ -55,6 +55,7 @@ from djbench.run.runner import (
     Plan,
     Progress,
     Recorder,
+    SaveFailed,
     gate_entries,
     new_run_id,
     run_benchmark,
@@ -242,6 +243,8 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
             )
         opts = saved.model_copy(update={"output": opts.output})  # found where it was asked
     console = console_for(command.stdout, no_color=action.no_color)
+    if not action.list and (problem := store.unwritable(Path(opts.output))) is not None:
+        raise OptionError(f"--output: {problem}")
     for left in reap(Path(opts.output)):
         console.print(f"[yellow]stopped[/] {escape(left)}: left running by an earlier runbench")
     start_watchdog(Path(opts.output))
@@ -398,6 +401,13 @@ def benchmark(
             progress_bar(console, plan.total_trials()) as progress,
         ):
             run_benchmark(selection.project, plan, recorder, run_dir, progress)
+    except SaveFailed as exc:
+        raise CommandError(
+            f"could not save the results ({exc}); every server was stopped; the file "
+            f"holds the trials saved before; when there is room again: manage.py runbench "
+            f"--resume {run_id} --output {output}",
+            returncode=1,
+        ) from None
     except KeyboardInterrupt:
         document.status = "interrupted"
         recorder.save()

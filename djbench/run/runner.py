@@ -161,6 +161,15 @@ def entry_key(label: str, scenario: str, concurrency: int | None) -> str:
     return f"{label}|{scenario}|{concurrency}"
 
 
+class SaveFailed(Exception):
+    """The results file could not be rewritten; the last good version stands."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(f"{path}: {error.strerror or error}")
+        self.path = path
+        self.error = error
+
+
 class Recorder:
     """Keeps the results document and rewrites it atomically after every change."""
 
@@ -172,7 +181,13 @@ class Recorder:
         }
 
     def save(self) -> None:
-        store.write_atomic(self.path, self.document)
+        """Rewrite the results file; a failure (disk full, folder gone) stops the run
+        with `SaveFailed`: the previous file is intact (atomic replace), so the run
+        can be resumed once there is room."""
+        try:
+            store.write_atomic(self.path, self.document)
+        except OSError as exc:
+            raise SaveFailed(self.path, exc) from None
 
     def done(self, key: str, round_index: int) -> bool:
         entry = self.entries.get(key)
