@@ -93,6 +93,21 @@ def test_end_to_end_wsgi_and_asgi(driver: str, live_database: str, tmp_path: Pat
     for entry in document["results"]:
         check_entry(entry, trials=2)
         assert entry["driver"] == driver
+        for trial in entry["trials"]:
+            # Memory sampled over the load window itself: its first and last readings
+            # come within a few polls of the window's announced (builtin) or process
+            # (wrk) edges, never before the window opened.
+            memory = trial["memory_mb"]
+            assert 0 <= memory["opened_late_s"] < 0.25, memory
+            assert 0 <= memory["closed_late_s"] < 0.25, memory
+            assert trial["warmup"]["seconds"] >= 0.2
+            assert trial["warmup"]["same_process"] is (driver == "builtin")
+            if driver == "builtin":
+                assert trial["in_flight_source"] == "driver"
+                assert trial["window_edge_bound"] is None
+            else:
+                assert trial["in_flight_source"] == "littles_law"
+                assert trial["window_edge_bound"] > 0
     # Interleaved: each round starts each deployment; rounds are recorded.
     assert len(document["deployment_rounds"]) == 4
     for record in document["deployment_rounds"]:

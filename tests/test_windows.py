@@ -4,10 +4,8 @@ against a loopback server whose latency is known (answers after 200 ms, all in p
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -23,64 +21,9 @@ from djbench.measure.trial import (
 )
 from djbench.reports.words import say
 from djbench.results.model import Notice
+from tests.slowserver import DELAY, SlowServer
 
-DELAY = 0.2
 CONNECTIONS = 32
-
-
-class SlowServer:
-    """HTTP/1.1 keep-alive server answering every request after DELAY s, concurrently,
-    with the status given (so that the drivers' status accounting can be checked)."""
-
-    def __init__(self, status: int = 200) -> None:
-        self.status = status
-        self.port = 0
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                if not head:
-                    break
-                await asyncio.sleep(DELAY)
-                reason = {200: "OK", 302: "Found", 404: "Not Found"}[self.status]
-                writer.write(
-                    f"HTTP/1.1 {self.status} {reason}\r\nContent-Length: 2\r\n"
-                    "Content-Type: text/plain\r\n\r\nok".encode()
-                )
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(
-            asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=256)
-        )
-        self.port = server.sockets[0].getsockname()[1]
-        self.ready.set()
-        self.loop.run_forever()
-        server.close()
-        pending = asyncio.all_tasks(self.loop)
-        for task in pending:
-            task.cancel()
-        self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        self.loop.run_until_complete(server.wait_closed())
-        self.loop.close()
-
-    def __enter__(self) -> SlowServer:
-        self.thread.start()
-        self.ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.reports.compare import Comparison, MetricResult, PairResult
+from djbench.reports.compare import METRICS, Comparison, MetricResult, PairResult
 from djbench.reports.words import md_cell, md_text
 
 STYLE = {"worse": "red", "better": "green", "inconclusive": "", "not comparable": "yellow"}
@@ -53,10 +53,16 @@ def print_table(console: Console, c: Comparison) -> None:
         m = _by_metric(pair)
         style = STYLE[pair.verdict]
         verdict = f"[{style}]{pair.verdict}[/]" if style else pair.verdict
-        notes = [
-            x.note for x in pair.metrics if x.verdict == "inconclusive" and "too few" in x.note
-        ]
-        why = "; ".join(pair.reasons + notes[:1])
+        # Say why an inconclusive metric is not a verdict when the reason is not plain
+        # noise: too few trials, a p that Holm's correction lifted, a change too small.
+        notes = list(
+            dict.fromkeys(
+                x.note if "too few" in x.note else f"{METRICS[x.metric][0]}: {x.note}"
+                for x in pair.metrics
+                if x.verdict == "inconclusive" and x.note and x.note != "not significant"
+            )
+        )
+        why = "; ".join(pair.reasons + notes)
         table.add_row(
             pair.label,
             pair.scenario,
