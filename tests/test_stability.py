@@ -48,8 +48,21 @@ def test_an_unstable_pair_is_flagged_and_never_named_the_winner(tmp_path: Path) 
     assert not [w for w in steady.summary.warnings if w.code == "unstable"]
     run = load_run(write(tmp_path, "noisy", [noisy, steady]))
     recs = {r.workload: r for r in guide.recommendations(run)}
-    assert recs["sync-orm"].winners == ["gunicorn-sync"]
+    # The unstable pair leads on its median: no winner is named at all (naming the
+    # steady, slower one would crown a server that may well be slower).
+    assert recs["sync-orm"].winners == []
+    assert "no verdict: the leaders' trials vary too much to rank them (uwsgi" in (
+        recs["sync-orm"].text
+    )
     assert any("uwsgi on movies-sync: unstable" in e for e in recs["sync-orm"].excluded)
+
+
+def test_an_unstable_pair_behind_the_leaders_does_not_block_the_verdict(tmp_path: Path) -> None:
+    noisy = entry("uvicorn", "movies-sync", [400.0, 250.0, 300.0, 280.0])
+    fast = entry("gunicorn-sync", "movies-sync", [700.0, 705.0, 710.0, 702.0])
+    run = load_run(write(tmp_path, "behind", [noisy, fast]))
+    recs = {r.workload: r for r in guide.recommendations(run)}
+    assert recs["sync-orm"].winners == ["gunicorn-sync"]
 
 
 def test_steal_during_a_trial_is_flagged() -> None:

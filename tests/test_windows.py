@@ -74,6 +74,7 @@ def test_builtin_window_is_steady_and_counts_every_connection(slow: SlowServer) 
     short = load("builtin", slow.port, 1.0, warmup=0.5)
     assert short.rps == pytest.approx(CONNECTIONS / DELAY, rel=0.06)
     assert short.in_flight == pytest.approx(CONNECTIONS, rel=0.03)
+    assert short.served == CONNECTIONS
     assert "underserved" not in judged(short) and "window_edge" not in judged(short)
 
 
@@ -96,6 +97,12 @@ def test_a_server_that_serves_one_connection_at_a_time_is_underserved() -> None:
         requests=500, duration_s=1.0, latency_ms={"mean": 2.0, "p99": 70.0}, in_flight=1.0
     )
     assert "underserved" in judged(result)
+    # From the builtin driver: one connection answered in the window, 31 kept waiting
+    # (their requests in flight all along, so the in-flight mean reads 32).
+    waiting = LoadResult(
+        requests=500, duration_s=1.0, latency_ms={"mean": 2.0}, in_flight=32.0, served=1
+    )
+    assert "underserved" in judged(waiting)
     little = LoadResult(requests=500, duration_s=3.0, latency_ms={"mean": 6.0})
     assert "underserved" in judged(little)
 

@@ -315,8 +315,24 @@ def warnings_for(
     if client_busy:
         found.append(Notice(code="driver_busy", params={"cpu_percent": round(client_cpu, 1)}))
     served, upper, source = in_flight(result, connections)
-    # Under-served only when even the measurement's most generous reading says so.
-    if closed_loop and served is not None and upper is not None and upper < 0.8 * connections:
+    if result.served is not None:
+        # The builtin driver knows which connections were answered in the window: a
+        # connection kept waiting throughout is the under-served signal (its request is
+        # in flight all along, so the in-flight mean alone cannot show it).
+        if closed_loop and result.served < 0.8 * connections:
+            code = "client_short" if client_busy else "underserved"
+            found.append(
+                Notice(
+                    code=code,
+                    params={
+                        "in_flight": float(result.served),
+                        "concurrency": connections,
+                        "source": "driver",
+                    },
+                )
+            )
+    # For wrk: under-served only when even the measurement's most generous reading says so.
+    elif closed_loop and served is not None and upper is not None and upper < 0.8 * connections:
         # The client could not keep the concurrency, or the server left connections unserved.
         code = "client_short" if client_busy else "underserved"
         found.append(

@@ -245,10 +245,8 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
                 if "better" in verdicts
                 else "inconclusive"
             )
-        result.reasons += [
-            f"{METRICS[m.metric][0]}: {m.note}"
-            for m in result.metrics
-            if m.verdict in ("worse", "better")
+        result.reasons += [  # each note starts with its metric's name
+            m.note for m in result.metrics if m.verdict in ("worse", "better")
         ]
     for n in new_pairs.values():
         results.append(

@@ -103,8 +103,16 @@ def tie_with(best: Pair, other: Pair) -> Tie | None:
     return Tie(round(p_value, 4), stats.min_p_value(len(a), len(b)) < TIE_ALPHA)
 
 
-def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, str]]]:
-    """(winners: the best and every pair the test cannot tell from it, excluded+why)."""
+def best_by_throughput(
+    pairs: list[Pair],
+) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
+    """(winners, excluded with why, blocked).
+
+    Winners are the best and every pair the test cannot tell from it. A pair that is not
+    ok or that left connections unserved is excluded. An unstable pair stays in the
+    ranking: if it is among the leaders, no winner is named (`blocked` lists them), since
+    naming the best *stable* pair would crown a server that may well be slower.
+    """
     excluded: list[tuple[Pair, str]] = []
     eligible = []
     for pair in pairs:
@@ -112,15 +120,17 @@ def best_by_throughput(pairs: list[Pair]) -> tuple[list[Pair], list[tuple[Pair, 
             excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
         elif (why := _underserved(pair)) is not None:
             excluded.append((pair, why))
-        elif (flag := pair.warning(UNSTABLE)) is not None:
-            excluded.append((pair, say(flag)))
         else:
             eligible.append(pair)
     eligible.sort(key=lambda p: -(p.median("rps") or 0))
     if not eligible:
-        return [], excluded
+        return [], excluded, []
     winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
-    return winners, excluded
+    blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
+    if blocked:
+        excluded += [(p, say(p.warning(UNSTABLE))) for p in blocked]
+        return [], excluded, blocked
+    return winners, excluded, []
 
 
 def _tie_reason(winners: list[Pair]) -> str:
@@ -170,9 +180,15 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
-                winners, excluded = best_by_throughput(pairs)
+                winners, excluded, blocked = best_by_throughput(pairs)
                 name = f"{scenario} at concurrency {level}"
-                if not winners:
+                if blocked:
+                    names = ", ".join(f"{p.label} ({_fmt(p)})" for p in blocked)
+                    lines.append(
+                        f"On `{name}`: no verdict: the leaders' trials vary too much to rank "
+                        f"them ({names}); run more or longer trials on a quieter machine."
+                    )
+                elif not winners:
                     lines.append(
                         f"On `{name}`: no server answered correctly; nothing to recommend."
                     )

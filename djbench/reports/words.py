@@ -32,7 +32,7 @@ def _errors(p: dict[str, Any]) -> str:
 def _how(p: dict[str, Any]) -> str:
     source = p.get("source")
     if source == "driver":
-        return "counted by the load driver over the window"
+        return "connections answered at least once in the window, counted by the load driver"
     if source == "littles_law":
         return "Little's law, allowing for the requests wrk's window end cuts"
     return "Little's law"  # files written before the source was recorded
@@ -48,8 +48,12 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"({_how(p)}): the client did not keep the concurrency"
     ),
     "underserved": lambda p: (
-        f"the server served about {p['in_flight']:.1f} of {p['concurrency']} connections at "
-        f"a time ({_how(p)}); the others waited unserved, and their waiting is not in "
+        f"the server answered only {p['in_flight']:.0f} of {p['concurrency']} connections "
+        "during the window (counted by the load driver); the others waited unserved, and "
+        "their waiting is not in the latency percentiles"
+        if p.get("source") == "driver"
+        else f"the server served about {p['in_flight']:.1f} of {p['concurrency']} connections "
+        f"at a time ({_how(p)}); the others waited unserved, and their waiting is not in "
         "the latency percentiles"
     ),
     "window_edge": lambda p: (

@@ -54,6 +54,7 @@ class LoadResult:
     unexpected: int = 0
     status: dict[str, int] = field(default_factory=dict)  # responses by status code
     in_flight: float | None = None  # measured by the driver over the window, when it can
+    served: int | None = None  # connections answered at least once in the window
     warmup: dict[str, Any] | None = None  # the driver's own warm-up, when it ran one
 
     @property
@@ -67,7 +68,7 @@ class LoadResult:
     def as_dict(self) -> dict[str, Any]:
         """The figures a Trial stores as they are (the rest is placed by the trial)."""
         data = asdict(self)
-        for key in ("unexpected", "status", "in_flight", "warmup"):
+        for key in ("unexpected", "status", "in_flight", "served", "warmup"):
             data.pop(key)
         data["rps"] = round(self.rps, 2)
         return data

@@ -72,5 +72,6 @@ class BuiltinDriver:
             unexpected=data["unexpected_status"],
             status=data["status"],
             in_flight=data["in_flight_mean"],
+            served=data.get("connections_served"),
             warmup=data["warmup"],
         )

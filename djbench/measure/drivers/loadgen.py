@@ -152,6 +152,7 @@ class Tally:
     warmup_errors: int = 0
     warmup_latency_us: int = 0  # their summed latency, to size the settling slices
     after_window: int = 0  # completed after the window closed (not in the figures)
+    served: set[int] = field(default_factory=set)  # connections answered in the window
     finished: int | None = None  # open loop: when the last request due in the window ended
 
 
@@ -203,7 +204,7 @@ def _failed(tally: Tally, kind: str) -> None:
 
 
 def _completed(
-    tally: Tally, args: argparse.Namespace, status: int, started_ns: int, now: int
+    tally: Tally, args: argparse.Namespace, status: int, started_ns: int, now: int, who: int
 ) -> None:
     elapsed_us = max(1, (now - started_ns) // 1000)
     # Closed loop: by completion time. Open loop: by due time (latency runs from it).
@@ -217,6 +218,7 @@ def _completed(
         return
     tally.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
     tally.requests += 1
+    tally.served.add(who)
     tally.status[status] = tally.status.get(status, 0) + 1
     if not 200 <= status < 300:
         tally.non_2xx += 1
@@ -225,18 +227,29 @@ def _completed(
 
 
 async def one(
-    conn: Connection | None, raw: bytes, args: argparse.Namespace, tally: Tally, started_ns: int
+    conn: Connection | None,
+    raw: bytes,
+    args: argparse.Namespace,
+    tally: Tally,
+    started_ns: int,
+    who: int = 0,
 ) -> Connection | None:
-    """Send one request (reconnecting if needed); record it. Returns the connection to reuse."""
+    """Send one request (reconnecting if needed); record it. Returns the connection to
+    reuse. `who` is the connection's (worker's) number, for the served-connections count."""
     tally.flight.change(+1, time.perf_counter_ns())
     try:
-        return await _one(conn, raw, args, tally, started_ns)
+        return await _one(conn, raw, args, tally, started_ns, who)
     finally:
         tally.flight.change(-1, time.perf_counter_ns())
 
 
 async def _one(
-    conn: Connection | None, raw: bytes, args: argparse.Namespace, tally: Tally, started_ns: int
+    conn: Connection | None,
+    raw: bytes,
+    args: argparse.Namespace,
+    tally: Tally,
+    started_ns: int,
+    who: int,
 ) -> Connection | None:
     try:
         if conn is None or conn.transport is None or not conn.keep_alive:
@@ -257,7 +270,7 @@ async def _one(
         _failed(tally, "read")
         conn.close()
         return None
-    _completed(tally, args, status, started_ns, time.perf_counter_ns())
+    _completed(tally, args, status, started_ns, time.perf_counter_ns(), who)
     return conn
 
 
@@ -326,17 +339,17 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
     may finish within a short grace (counted apart, as `after_window`), then are dropped."""
     stopping = False
 
-    async def worker() -> None:
+    async def worker(who: int) -> None:
         conn: Connection | None = None
         try:
             while not stopping:
-                conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns())
+                conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns(), who)
         finally:
             if conn is not None:
                 conn.close()
 
     start = time.perf_counter_ns()
-    tasks = [asyncio.ensure_future(worker()) for _ in range(args.connections)]
+    tasks = [asyncio.ensure_future(worker(i)) for i in range(args.connections)]
     settling = await settle(args, tally, start)
     if args.duration > 0:
         now = time.perf_counter_ns()
@@ -368,7 +381,7 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
     # Bounded in time: past this, requests still due are counted as unsent, not sent.
     hard_stop = closed + int(max(5.0, args.duration) * 1e9)
 
-    async def worker() -> None:
+    async def worker(who: int) -> None:
         nonlocal next_index
         conn: Connection | None = None
         while True:
@@ -384,7 +397,7 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
                 await asyncio.sleep(wait)
             elif due >= opened:
                 tally.late_starts += 1
-            conn = await one(conn, requests.next(), args, tally, due)  # latency from due time
+            conn = await one(conn, requests.next(), args, tally, due, who)  # latency from due
         if conn is not None:
             conn.close()
 
@@ -397,7 +410,7 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
     # it lasts until every request due in it has been answered (or given up).
     tally.window.opened, tally.window.closed = opened, closed - 1
     opener = asyncio.ensure_future(windows())
-    await asyncio.gather(*(worker() for _ in range(args.connections)))
+    await asyncio.gather(*(worker(i) for i in range(args.connections)))
     await opener
     now = time.perf_counter_ns()
     tally.flight.stop(now)
@@ -427,6 +440,11 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "status": {str(k): v for k, v in sorted(tally.status.items())},
         "latency_ms": latency,
         "in_flight_mean": round(tally.flight.area_ns / (elapsed * 1e9), 3) if elapsed else None,
+        # Connections that got at least one answer inside the window: a server that
+        # serves one keep-alive connection at a time (uWSGI, one thread) leaves the
+        # others waiting with their request in flight, which the in-flight mean
+        # cannot show (from the client's side every connection has a request out).
+        "connections_served": len(tally.served),
         "late_starts": tally.late_starts,
         "mode": "open" if args.rate else "closed",
         "rate": args.rate,
