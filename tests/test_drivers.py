@@ -190,9 +190,11 @@ def test_builtin_count_matches_the_servers_access_log(
     opened, closed = (
         float(line.split()[2]) for line in out.stdout.splitlines() if "DJBENCH-WINDOW" in line
     )
-    assert 1.0 <= closed - opened < 1.2
+    # (open loop: until every request due in the window was answered, so it may run long)
+    assert closed - opened >= 0.99  # each mark is printed just after its edge
+    assert closed - opened == pytest.approx(result.duration_s, abs=0.02)
     if not rate:
-        assert closed - opened == pytest.approx(result.duration_s, abs=0.01)
+        assert closed - opened < 1.2
     if rate:
         assert result.extra["mode"] == "open" and after == 0
         assert result.requests == pytest.approx(rate * 1.0, rel=0.05)
