@@ -62,6 +62,14 @@ def test_environment_changes_are_named() -> None:
         "git commit abc123 -> def456",
         "package uvicorn 0.38.0 -> 0.39.0",
     ]
+    # A value that one side could not read is not a change.
+    unread = environment(database=Database(vendor="sqlite", server_version=None))
+    assert resume.environment_changes(saved, unread) == []
+    other = environment(database=Database(vendor="postgresql", server_version="15.20"))
+    assert resume.environment_changes(saved, other) == [
+        "database sqlite -> postgresql",
+        "database server 3.40.1 -> 15.20",
+    ]
     dirty = resume.environment_changes(saved, environment(git_dirty=True))
     assert dirty == ["the project's checkout has uncommitted changes now"]
 

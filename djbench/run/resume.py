@@ -53,9 +53,8 @@ def _versions(env: Environment) -> dict[str, str | None]:
         "Django": env.django,
         "settings module": env.settings_module,
         "middleware profile": env.middleware_profile,
-        "database": f"{env.database.vendor} {env.database.server_version or ''}".strip()
-        if env.database.vendor
-        else None,
+        "database": env.database.vendor,
+        "database server": env.database.server_version,
         "channel layer": env.channel_layer,
         "git commit": env.git_sha,
     }
@@ -65,11 +64,15 @@ def _versions(env: Environment) -> dict[str, str | None]:
 
 
 def environment_changes(saved: Environment, now: Environment) -> list[str]:
+    """What differs between the run's environment and now. A value one side could not
+    read (a server version its process could not query) is not taken for a change; a
+    package or tool present on one side only is."""
     before, after = _versions(saved), _versions(now)
     changes = [
         f"{name} {before.get(name) or 'absent'} -> {after.get(name) or 'absent'}"
         for name in sorted(set(before) | set(after))
         if before.get(name) != after.get(name)
+        and not (name in before and name in after and None in (before[name], after[name]))
     ]
     if now.git_dirty and not saved.git_dirty and saved.git_sha:
         changes.append("the project's checkout has uncommitted changes now")
