@@ -138,3 +138,13 @@ def test_too_many_unexpected_statuses_make_a_window_invalid() -> None:
     assert invalidity(LoadResult(requests=0, duration_s=1.0), 0.01, 200) == Notice(
         code="no_requests"
     )
+
+
+def test_a_busy_driver_short_of_connections_blames_the_client() -> None:
+    busy = Drive(output="", cpu_seconds=0.95, wall_seconds=1.0)
+    settings = LoadSettings(duration=1.0, warmup=0.5, driver_cpus=(1,))
+    result = LoadResult(requests=500, duration_s=1.0, latency_ms={"mean": 2.0}, served=10)
+    notices = warnings_for(result, busy, CONNECTIONS, settings, closed_loop=True)
+    [short] = [n for n in notices if n.code == "client_short"]
+    assert say(short).startswith("only 10 of 32 connections answered during the window")
+    assert "underserved" not in [n.code for n in notices]

@@ -319,26 +319,18 @@ def warnings_for(
         # The builtin driver knows which connections were answered in the window: a
         # connection kept waiting throughout is the under-served signal (its request is
         # in flight all along, so the in-flight mean alone cannot show it).
-        if closed_loop and result.served < 0.8 * connections:
-            code = "client_short" if client_busy else "underserved"
-            found.append(
-                Notice(
-                    code=code,
-                    params={
-                        "in_flight": float(result.served),
-                        "concurrency": connections,
-                        "source": "driver",
-                    },
-                )
-            )
-    # For wrk: under-served only when even the measurement's most generous reading says so.
-    elif closed_loop and served is not None and upper is not None and upper < 0.8 * connections:
+        shown: float | None = float(result.served)
+        short, source = result.served < 0.8 * connections, "driver"
+    else:
+        # wrk: under-served only when even the measurement's most generous reading says so.
+        shown, short = served, upper is not None and upper < 0.8 * connections
+    if closed_loop and shown is not None and short:
         # The client could not keep the concurrency, or the server left connections unserved.
         code = "client_short" if client_busy else "underserved"
         found.append(
             Notice(
                 code=code,
-                params={"in_flight": served, "concurrency": connections, "source": source},
+                params={"in_flight": shown, "concurrency": connections, "source": source},
             )
         )
     bound = edge_bound(result, connections) if closed_loop else None

@@ -30,10 +30,9 @@ def _errors(p: dict[str, Any]) -> str:
 
 
 def _how(p: dict[str, Any]) -> str:
-    source = p.get("source")
-    if source == "driver":
-        return "connections answered at least once in the window, counted by the load driver"
-    if source == "littles_law":
+    """How a Little's-law in-flight figure was read (the driver's own count is worded
+    by the phrases themselves)."""
+    if p.get("source") == "littles_law":
         return "Little's law, allowing for the requests wrk's window end cuts"
     return "Little's law"  # files written before the source was recorded
 
@@ -44,7 +43,11 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"load driver used {p['cpu_percent']:.0f}% of its CPUs: the client may be the bottleneck"
     ),
     "client_short": lambda p: (
-        f"only {p['in_flight']:.1f} of {p['concurrency']} requests in flight on average "
+        f"only {p['in_flight']:.0f} of {p['concurrency']} connections answered during the "
+        "window while the load driver was busy (counted by the driver): the client did not "
+        "keep the concurrency"
+        if p.get("source") == "driver"
+        else f"only {p['in_flight']:.1f} of {p['concurrency']} requests in flight on average "
         f"({_how(p)}): the client did not keep the concurrency"
     ),
     "underserved": lambda p: (

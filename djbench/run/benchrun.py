@@ -410,7 +410,8 @@ def benchmark(
         ) from None
     except KeyboardInterrupt:
         document.status = "interrupted"
-        recorder.save()
+        with contextlib.suppress(SaveFailed):  # the last good file stands; say the rest
+            recorder.save()
         raise CommandError(
             f"interrupted; every server was stopped; results so far in {path}; "
             f"finish with: manage.py runbench --resume {run_id} --output {output}",
