@@ -25,6 +25,7 @@ from djbench.launch.process import (
 from djbench.launch.proxy import caddy_launch, caddy_missing
 from djbench.launch.servers import LaunchConfig, ServerSpec
 from djbench.plan.project import Project
+from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
 
 HOST = "127.0.0.1"
@@ -55,13 +56,15 @@ class Deployment:
     port: int | None = None  # the client-facing port; free one when None
     # Settings variant (--axis): environment variables the server starts with.
     variant: tuple[tuple[str, str], ...] = ()
+    recycle: Recycle | None = None  # --recycle; None: off, as in any benchmark
 
     @property
     def label(self) -> str:
+        """Also PairResult.label: the two must agree (entries are found by it)."""
         base = self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
-        if not self.variant:
-            return base
-        return base + "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
+        if self.variant:
+            base += "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
+        return base if self.recycle is None else f"{base} recycle={self.recycle.label}"
 
     @property
     def slug(self) -> str:
@@ -134,6 +137,10 @@ def deploy(
         raise ServerError(
             f"{spec.name} runs one process only; it cannot run {deployment.workers} workers"
         )
+    if deployment.recycle is not None:
+        refused = spec.recycling(deployment.recycle, deployment.workers).refused
+        if refused:
+            raise ServerError(refused)
 
     direct = deployment.proxy == "none"
     if deployment.port is not None:
@@ -149,6 +156,7 @@ def deploy(
         wsgi_app=project.wsgi_app,
         asgi_app=project.asgi_app,
         config_file=config_file,
+        recycle=deployment.recycle,
     )
     try:
         launch = spec.launch(config)

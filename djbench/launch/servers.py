@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from djbench.launch.argfile import read_args
+from djbench.plan.recycle import Recycle
 
 Interface = Literal["wsgi", "asgi"]
 
@@ -30,6 +31,7 @@ class LaunchConfig:
     wsgi_app: str  # "module:attribute"
     asgi_app: str
     config_file: Path  # the server's deploy/ file: the project's own, or djbench's default
+    recycle: Recycle | None = None  # --recycle; None: recycling off as in any benchmark
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class ServerSpec:
     summary: str
     build: Callable[[ServerSpec, LaunchConfig], Launch]
     features: Features
+    recycler: Callable[[Recycle, int], RecycleFlags]
     default_threads: int | None = None
     # Worker processes are the server's own; False: one process whatever --workers says.
     multi_worker: bool = True
@@ -76,6 +79,10 @@ class ServerSpec:
 
     def launch(self, config: LaunchConfig) -> Launch:
         return self.build(self, config)
+
+    def recycling(self, recycle: Recycle, workers: int) -> RecycleFlags:
+        """This server's own options for a --recycle setting (or why it has none)."""
+        return self.recycler(recycle, workers)
 
 
 def executable_path(name: str) -> str | None:
@@ -105,6 +112,163 @@ def _bind(config: LaunchConfig) -> str:
 NO_RECYCLE = str(2**31 - 1)
 
 
+@dataclass(frozen=True)
+class RecycleFlags:
+    """A --recycle setting in one server's own options."""
+
+    argv: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # parts it has no option for
+    refused: str | None = None  # why it cannot recycle as asked (then nothing is run)
+    strip: tuple[str, ...] = ()  # options to drop from its deploy/*.args file first
+
+
+def _parts(recycle: Recycle) -> dict[str, int]:
+    found = {
+        "max-requests": recycle.max_requests,
+        "jitter": recycle.jitter,
+        "max-rss": recycle.max_rss,
+        "lifetime": recycle.lifetime,
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _mapped(server: str, recycle: Recycle, options: dict[str, list[str]], has: str) -> RecycleFlags:
+    """`options`: part -> the server's flag (and its value's prefix); the rest ignored."""
+    parts = _parts(recycle)
+    argv = [
+        arg for key, value in parts.items() if key in options for arg in [*options[key], str(value)]
+    ]
+    ignored = [key for key in parts if key not in options]
+    if not any(key in options for key in parts if key != "jitter"):
+        return RecycleFlags(
+            refused=f"{server} cannot recycle by {', '.join(ignored)}: it recycles {has}"
+        )
+    return RecycleFlags(argv=argv, ignored=ignored)
+
+
+# Recycling per server (checked with the versions in each one's Features.checked_with):
+# - Gunicorn: --max-requests N --max-requests-jitter J (random 0..J per worker); no memory
+#   or age limit. The master restarts the worker; requests queue in the listen backlog.
+# - uWSGI: --max-requests N, --max-requests-delta J (worker i gets N + i x J: staggered,
+#   not random), --reload-on-rss MB, --max-worker-lifetime S. Pitfall: a worker is never
+#   recycled before --min-worker-lifetime (default 10 s), whatever max-requests says.
+# - Uvicorn: --limit-max-requests N --limit-max-requests-jitter J; with ONE process it
+#   does not recycle but exits (seen with 0.54: the server is gone); with --workers >= 2
+#   the supervisor starts a new worker (seen: both workers replaced after 200 requests).
+# - Hypercorn: --max-requests N --max-requests-jitter J; recycles with one worker too
+#   (seen with 0.18: its worker process is replaced, the parent stays).
+# - Granian: --workers-lifetime S (at least 60 s) and --workers-max-rss MB (checked every
+#   --rss-sample-interval, default 30 s); no request count.
+# - Daphne: no recycling at all (one process; restart it from outside).
+def _uwsgi_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags(argv=["--max-requests", "0", "--reload-on-rss", "0"])
+    return _mapped(
+        "uwsgi",
+        recycle,
+        {
+            "max-requests": ["--max-requests"],
+            "jitter": ["--max-requests-delta"],
+            "max-rss": ["--reload-on-rss"],
+            "lifetime": ["--max-worker-lifetime"],
+        },
+        "by requests, memory and lifetime",
+    )
+
+
+def _gunicorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags(argv=["--max-requests", "0"])
+    return _mapped(
+        "gunicorn",
+        recycle,
+        {"max-requests": ["--max-requests"], "jitter": ["--max-requests-jitter"]},
+        "by requests only (max_requests + jitter)",
+    )
+
+
+def _uvicorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags(argv=["--limit-max-requests", NO_RECYCLE])
+    if workers < 2 and recycle.max_requests is not None:
+        return RecycleFlags(
+            refused="uvicorn with one process exits at --limit-max-requests instead of "
+            "recycling; run --workers 2 or more"
+        )
+    return _mapped(
+        "uvicorn",
+        recycle,
+        {
+            "max-requests": ["--limit-max-requests"],
+            "jitter": ["--limit-max-requests-jitter"],
+        },
+        "by requests only (--limit-max-requests)",
+    )
+
+
+def _hypercorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags(argv=["--max-requests", NO_RECYCLE])
+    return _mapped(
+        "hypercorn",
+        recycle,
+        {"max-requests": ["--max-requests"], "jitter": ["--max-requests-jitter"]},
+        "by requests only (--max-requests)",
+    )
+
+
+GRANIAN_RECYCLE = ("--workers-lifetime", "--workers-max-rss")
+
+
+def _granian_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags(strip=GRANIAN_RECYCLE)
+    if recycle.lifetime is not None and recycle.lifetime < 60:
+        return RecycleFlags(refused="granian's --workers-lifetime is at least 60 s")
+    found = _mapped(
+        "granian",
+        recycle,
+        {"max-rss": ["--workers-max-rss"], "lifetime": ["--workers-lifetime"]},
+        "by memory (--workers-max-rss) and lifetime (--workers-lifetime)",
+    )
+    return RecycleFlags(
+        argv=found.argv, ignored=found.ignored, refused=found.refused, strip=GRANIAN_RECYCLE
+    )
+
+
+def _daphne_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
+    if recycle.off:
+        return RecycleFlags()
+    return RecycleFlags(refused="daphne has no worker recycling (restart it from outside)")
+
+
+def _recycle_argv(spec: ServerSpec, config: LaunchConfig, off: list[str]) -> list[str]:
+    """The recycling flags a builder appends: `off` (its benchmark default) unless asked."""
+    if config.recycle is None:
+        return off
+    return spec.recycling(config.recycle, config.workers).argv
+
+
+def _args_file(spec: ServerSpec, config: LaunchConfig) -> list[str]:
+    """The deploy/*.args file's flags, without those a --recycle setting replaces."""
+    argv = read_args(config.config_file)
+    if config.recycle is None:
+        return argv
+    strip = spec.recycling(config.recycle, config.workers).strip
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in strip:
+            skip = "=" not in arg
+            continue
+        kept.append(arg)
+    return kept
+
+
 def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:
     return config.threads if config.threads is not None else spec.default_threads
 
@@ -124,8 +288,7 @@ def _uwsgi(spec: ServerSpec, config: LaunchConfig) -> Launch:
         str(config.workers),
         "--threads",
         str(threads),
-        "--max-requests",
-        "0",
+        *_recycle_argv(spec, config, ["--max-requests", "0"]),
         "--disable-logging",
     ]
     return Launch(argv=argv, env={"DJANGO_BIND": _bind(config)}, threads=threads)
@@ -144,8 +307,7 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
             str(config.workers),
             "--worker-class",
             worker_class,
-            "--max-requests",
-            "0",
+            *_recycle_argv(spec, config, ["--max-requests", "0"]),
         ]
         if worker_class == "gthread":
             argv += ["--threads", str(threads)]
@@ -159,7 +321,7 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
             _exe(spec),
-            *read_args(config.config_file),
+            *_args_file(spec, config),
             "--host",
             config.host,
             "--port",
@@ -170,8 +332,7 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
             loop,
             "--http",
             http,
-            "--limit-max-requests",
-            NO_RECYCLE,
+            *_recycle_argv(spec, config, ["--limit-max-requests", NO_RECYCLE]),
             config.asgi_app,
         ]
         return Launch(argv=argv)
@@ -182,7 +343,7 @@ def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
 def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
     argv = [
         _exe(spec),
-        *read_args(config.config_file),
+        *_args_file(spec, config),
         "-b",
         config.host,
         "-p",
@@ -204,8 +365,7 @@ def _hypercorn(worker_class: str) -> Callable[..., Launch]:
             str(config.workers),
             "--worker-class",
             worker_class,
-            "--max-requests",
-            NO_RECYCLE,
+            *_recycle_argv(spec, config, ["--max-requests", NO_RECYCLE]),
             config.asgi_app,
         ]
         return Launch(argv=argv)
@@ -217,13 +377,14 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
             _exe(spec),
-            *read_args(config.config_file),
+            *_args_file(spec, config),
             "--host",
             config.host,
             "--port",
             str(config.port),
             "--workers",
             str(config.workers),
+            *_recycle_argv(spec, config, []),
         ]
         threads = None
         if interface == "wsgi":
@@ -284,6 +445,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uwsgi.ini",
             summary="uWSGI, prefork, HTTP/1.1 keep-alive socket in the workers",
             build=_uwsgi,
+            recycler=_uwsgi_recycle,
             default_threads=1,
             features=Features(
                 http2="no (put a proxy in front)",
@@ -305,6 +467,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, sync workers (one request at a time per process)",
             build=_gunicorn("sync", "wsgi"),
+            recycler=_gunicorn_recycle,
             features=_GUNICORN,
         ),
         ServerSpec(
@@ -317,6 +480,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, gthread workers (a thread pool per process)",
             build=_gunicorn("gthread", "wsgi"),
+            recycler=_gunicorn_recycle,
             features=_GUNICORN,
             default_threads=4,
         ),
@@ -330,6 +494,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, gevent workers (greenlets, monkey-patched stdlib)",
             build=_gunicorn("gevent", "wsgi"),
+            recycler=_gunicorn_recycle,
             features=_GUNICORN,
         ),
         ServerSpec(
@@ -342,6 +507,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn managing Uvicorn workers (uvicorn-worker package)",
             build=_gunicorn("uvicorn_worker.UvicornWorker", "asgi"),
+            recycler=_gunicorn_recycle,
             features=_GUNICORN,
         ),
         ServerSpec(
@@ -354,6 +520,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn's own ASGI worker (-k asgi, Gunicorn >= 27)",
             build=_gunicorn("asgi", "asgi"),
+            recycler=_gunicorn_recycle,
             features=_GUNICORN,
         ),
         ServerSpec(
@@ -366,6 +533,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="daphne.args",
             summary="Daphne (Twisted), the Channels project's server; one process",
             build=_daphne,
+            recycler=_daphne_recycle,
             multi_worker=False,
             features=Features(
                 http2="yes, with TLS and Twisted's http2 and tls extras",
@@ -386,6 +554,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uvicorn.args",
             summary="Uvicorn with uvloop and httptools",
             build=_uvicorn("uvloop", "httptools"),
+            recycler=_uvicorn_recycle,
             features=_UVICORN,
         ),
         ServerSpec(
@@ -398,6 +567,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uvicorn.args",
             summary="Uvicorn with asyncio and h11 (what a bare `pip install uvicorn` gives)",
             build=_uvicorn("asyncio", "h11"),
+            recycler=_uvicorn_recycle,
             features=_UVICORN,
         ),
         ServerSpec(
@@ -410,6 +580,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="hypercorn.toml",
             summary="Hypercorn with the asyncio event loop",
             build=_hypercorn("asyncio"),
+            recycler=_hypercorn_recycle,
             features=_HYPERCORN,
         ),
         ServerSpec(
@@ -422,6 +593,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="hypercorn.toml",
             summary="Hypercorn with uvloop",
             build=_hypercorn("uvloop"),
+            recycler=_hypercorn_recycle,
             features=_HYPERCORN,
         ),
         ServerSpec(
@@ -434,6 +606,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="granian-wsgi.args",
             summary="Granian (Rust HTTP stack), WSGI interface, blocking thread pool",
             build=_granian("wsgi"),
+            recycler=_granian_recycle,
             features=_GRANIAN,
             default_threads=4,
         ),
@@ -447,6 +620,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="granian-asgi.args",
             summary="Granian (Rust HTTP stack), ASGI interface",
             build=_granian("asgi"),
+            recycler=_granian_recycle,
             features=_GRANIAN,
         ),
     ]

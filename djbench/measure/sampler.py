@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import psutil
@@ -160,3 +161,94 @@ def settle(tree: ProcessTree, seconds: float = 1.0, interval: float = 0.2) -> Re
         rss=round(last.rss / MB, 2),
         processes=last.processes,
     )
+
+
+@dataclass(frozen=True)
+class Birth:
+    """A process of the tree (not its leader) that appeared after the first listing."""
+
+    at: float  # time.monotonic() of its creation (from its start time)
+    pid: int
+    gone: tuple[int, ...]  # processes of the tree that had disappeared by then
+
+
+class TimelineSampler:
+    """A soak's watcher: a full reading (PSS, USS) every `interval`, and the tree's
+    process list every `poll` seconds, so that every worker restart is seen with its
+    time (the new process's own start time, to the kernel's clock tick), even when
+    memory is read much less often.
+
+    A worker that is born and dies between two polls is missed; `poll` is recorded
+    next to the count. Listing the tree reads /proc/PID/stat of the leader's children
+    (counters, no page-table walk), so polling often costs the server nothing measurable.
+    """
+
+    def __init__(
+        self,
+        tree: ProcessTree,
+        interval: float,
+        poll: float = 0.25,
+        tick: Callable[[Sample, int], None] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.interval = interval
+        self.poll = poll
+        self.samples: list[Sample] = []
+        self.births: list[Birth] = []
+        self.first: tuple[int, ...] = ()
+        self._tick = tick
+        self._book = _CpuBook()
+        self._known: dict[int, float] = {}
+        self._gone: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"soak-{tree.name}", daemon=True)
+        # psutil's create_time() is /proc/stat's boot time (whole seconds) plus the
+        # process's start in clock ticks since boot: taking that boot time off again
+        # gives the start on CLOCK_BOOTTIME to the tick (10 ms), which is then moved to
+        # the monotonic clock (wall-clock conversion would be off by up to a second).
+        self._offset = (
+            psutil.boot_time() + time.clock_gettime(time.CLOCK_BOOTTIME) - time.monotonic()
+        )
+
+    def _list(self) -> None:
+        now: dict[int, float] = {}
+        for proc in self.tree.processes():
+            if proc.pid == self.tree.pid:
+                continue
+            try:
+                now[proc.pid] = proc.create_time()
+            except psutil.Error:
+                continue
+        for pid in self._known.keys() - now.keys():
+            self._gone.append(pid)
+        for pid in sorted(now.keys() - self._known.keys(), key=lambda p: now[p]):
+            if self.samples or self.births:  # the first listing is the starting set
+                self.births.append(Birth(now[pid] - self._offset, pid, tuple(self._gone)))
+                self._gone = []
+        self._known = now
+
+    def _loop(self) -> None:
+        next_full = time.monotonic() + self.interval
+        while not self._stop.wait(self.poll):
+            self._list()
+            if time.monotonic() >= next_full:
+                next_full += self.interval
+                self.samples.append(sample(self.tree, self._book, full=True))
+                if self._tick is not None:
+                    self._tick(self.samples[-1], len(self.births))
+
+    def start(self) -> TimelineSampler:
+        self._list()
+        self.first = tuple(sorted(self._known))
+        self.samples.append(sample(self.tree, self._book, full=True))
+        self._thread.start()
+        return self
+
+    def stop(self) -> TimelineSampler:
+        if self._stop.is_set():
+            return self
+        self._stop.set()
+        self._thread.join(timeout=30)
+        self._list()
+        self.samples.append(sample(self.tree, self._book, full=True))
+        return self

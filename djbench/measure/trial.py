@@ -26,10 +26,10 @@ from djbench.launch.process import (
     deathsig_prefix,
     pinned,
 )
-from djbench.measure import machine
+from djbench.measure import machine, soak
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.base import WINDOW_MARKER, WS_MARKER, marked_json
-from djbench.measure.sampler import MB, TreeSampler, sample, summarise
+from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Command, Notice, Trial, Warmup, WindowMemory, WsIdle
 
@@ -47,6 +47,7 @@ class LoadSettings:
     max_error_rate: float = 0.01
     sample_interval: float = 0.2
     settle_tolerance: float = 0.05  # the warm-up settles when two slices agree this well
+    series: float | None = None  # a soak: the window as a time line, slices of this many s
 
 
 @dataclass
@@ -201,6 +202,7 @@ def load_spec(
         expect_status=scenario.expect.status,
         warmup=warmup,
         settle_tolerance=settings.settle_tolerance,
+        series=settings.series,
     )
 
 
@@ -402,6 +404,7 @@ def run_trial(
     settings: LoadSettings,
     log_dir: Path,
     round_index: int = 0,
+    say: Callable[[str], None] = lambda message: None,
 ) -> Trial:
     """Warm up until throughput settles, then a timed window with the load running and
     the server (and proxy) sampled over that same window.
@@ -411,6 +414,11 @@ def run_trial(
     up to a settled throughput first and wrk starts 0.1 s later; what wrk's window edges
     may cost is bounded and reported (`window_edge_bound`).
     WebSocket scenarios warm up in a separate run of their driver.
+
+    A soak (`settings.series`) is one long window of the builtin driver, which prints
+    its load as slices; the server tree is watched for memory and worker restarts over
+    the same window (:class:`~djbench.measure.sampler.TimelineSampler`); `say` gets a
+    progress line at every memory reading.
     """
     slug = f"{live.deployment.slug}-{scenario.name}-c{connections}"
     same_process = driver.name == "builtin" and scenario.kind != "websocket"
@@ -429,12 +437,22 @@ def run_trial(
         )
         warmup = _warmup_record(warmed, settings.warmup, same_process=False)
         time.sleep(DRAIN_SECONDS)
-    samplers: list[TreeSampler] = []
+    samplers: list[TreeSampler | TimelineSampler] = []
     machine_edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
+    begun = time.monotonic()
+
+    def tick(reading: Sample, births: int) -> None:
+        say(
+            f"{time.monotonic() - begun:.0f}s of {settings.duration:.0f}s, "
+            f"PSS {(reading.pss or 0) / MB:.1f} MB, {births} restart(s)"
+        )
 
     def on_open() -> None:
         machine_edges.append(machine.read_stat())
-        samplers.append(TreeSampler(live.server, settings.sample_interval).start())
+        if settings.series:
+            samplers.append(TimelineSampler(live.server, settings.series, tick=tick).start())
+        else:
+            samplers.append(TreeSampler(live.server, settings.sample_interval).start())
         if live.proxy:
             samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
 
@@ -467,6 +485,10 @@ def run_trial(
         else None
     )
     server_memory = _window_memory(samplers[0], window) if samplers else None
+    timeline = None
+    if isinstance(watcher := samplers[0] if samplers else None, TimelineSampler):
+        opened = window.opened_at or watcher.samples[0].at
+        timeline = soak.timeline(watcher, result.series, opened, settings.series or 1.0)
     proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
     rate = error_rate(result)
     invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)
@@ -493,10 +515,11 @@ def run_trial(
         warnings=warnings_for(result, ran, connections, settings, closed_loop, warmup),
         driver_command=ran.command,
         machine=load,
+        timeline=timeline,
     )
 
 
-def _window_memory(sampler: TreeSampler, window: Window) -> WindowMemory | None:
+def _window_memory(sampler: TreeSampler | TimelineSampler, window: Window) -> WindowMemory | None:
     """The sampler's summary, with how far its edge readings lagged the load window."""
     found = summarise(sampler.samples)
     if found is None or not sampler.samples:

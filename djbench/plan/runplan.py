@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from djbench.plan.options import OptionError, positive_ints, split_list
+from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
@@ -56,6 +57,11 @@ class RunOptions(BaseModel):
     setup: bool = True
     # Settings axes: environment variable -> values; every combination is a variant.
     axes: dict[str, list[str]] = {}
+    # --soak: one long window per pair (seconds), sampled as a time series.
+    soak: float | None = None
+    # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
+    # given, every server's recycling off as in any benchmark.
+    recycle: list[str] = []
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -64,6 +70,10 @@ class RunOptions(BaseModel):
             tuple(zip(names, values, strict=True))
             for values in itertools.product(*(self.axes[n] for n in names))
         ]
+
+    def recycles(self) -> list[Recycle | None]:
+        """The --recycle settings ([None] when not given: recycling off, not labelled)."""
+        return [parse_one(label) for label in self.recycle] or [None]
 
     @property
     def scenarios_given(self) -> bool:
@@ -84,10 +94,16 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         if options.get("concurrency") is not None
         else list(defaults["concurrency"])
     )
+    soak = options.get("soak")
+    soak_s = None if soak is None else parse_duration("--soak", str(soak))
+    if soak_s is not None:
+        if options.get("duration") is not None:
+            raise OptionError("--soak sets the window's length; leave out --duration")
+        profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s}
     trials, duration, warmup = pick("trials"), pick("duration"), pick("warmup")
     if trials < 1:
         raise OptionError("--trials takes a whole number of at least 1")
-    if not 0 < duration <= MAX_DURATION:
+    if soak_s is None and not 0 < duration <= MAX_DURATION:
         raise OptionError(f"--duration takes seconds above 0 and at most {MAX_DURATION:.0f}")
     if not 0 <= warmup <= MAX_DURATION:
         raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
@@ -133,6 +149,8 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         output=str(options.get("output") or "bench-results"),
         setup=not options.get("no_setup", False),
         axes=axes,
+        soak=soak_s,
+        recycle=[r.label for r in parse_axis(options.get("recycle"))],
     )
 
 
@@ -161,6 +179,11 @@ def parse_axes(raw: str | None) -> dict[str, list[str]]:
             f"--axis makes {combinations} combinations; at most {MAX_VARIANTS} per run"
         )
     return axes
+
+
+def soak_interval(seconds: float) -> float:
+    """A soak's time-line slice: 1 s, longer for soaks past 5 minutes (300 slices)."""
+    return round(max(1.0, seconds / 300), 1)
 
 
 def variant_label(variant: tuple[tuple[str, str], ...]) -> str:

@@ -93,3 +93,30 @@ def lines(title: str, xs: list[int], series: dict[str, list[float | None]], unit
     ax.set_title(title, loc="left")
     ax.legend(fontsize=7, ncols=2)
     return _svg(fig)
+
+
+def timeline(
+    title: str,
+    memory: list[tuple[float, float]],
+    rps: list[tuple[float, float]],
+    p99: list[tuple[float, float]],
+    restarts: list[float],
+) -> str:
+    """A soak: PSS, req/s and p99 against time, worker restarts as vertical lines."""
+    fig, axes = plt.subplots(3, 1, figsize=(7.5, 5.2), sharex=True)
+    panels = [
+        (axes[0], memory, "PSS MB", "#4C72B0"),
+        (axes[1], rps, "req/s", "#55A868"),
+        (axes[2], p99, "p99 ms", "#C44E52"),
+    ]
+    for ax, points, unit, color in panels:
+        if points:
+            ax.plot([t for t, _ in points], [v for _, v in points], color=color, linewidth=1)
+        for t in restarts:
+            ax.axvline(t, color="#888888", linewidth=0.6, linestyle=":")
+        ax.set_ylabel(unit)
+    axes[0].set_title(
+        title + (f" ({len(restarts)} worker restarts: dotted)" if restarts else ""), loc="left"
+    )
+    axes[2].set_xlabel("seconds into the soak")
+    return _svg(fig)

@@ -13,7 +13,14 @@ from rich.table import Table
 from djbench.launch.proxy import caddy_missing
 from djbench.launch.servers import SERVERS
 from djbench.plan.scenarios import Scenario
-from djbench.reports.words import broadcast_text, hop_causes, say, ws_short
+from djbench.reports.words import (
+    broadcast_text,
+    growth_text,
+    hop_causes,
+    restarts_text,
+    say,
+    ws_short,
+)
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
 from djbench.results.model import Notice, PairResult, RunDocument
 
@@ -138,8 +145,48 @@ def _rps_cell(entry: PairResult) -> str:
 
 
 def _server(entry: PairResult) -> str:
-    """The server's name, with its settings variant (--axis) when it has one."""
-    return f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
+    """The server's name, with its settings variant (--axis) and recycling when asked."""
+    name = f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
+    return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
+
+
+def print_soak(console: Console, document: RunDocument) -> None:
+    """A soak's time line per pair: restarts, their cost, memory from start to end, trend."""
+    soaked = [(e, t) for e in document.results for t in e.trials if t.timeline is not None]
+    if not soaked:
+        return
+    table = Table(title="Soak: over the whole window", title_justify="left")
+    for column in ("server", "proxy", "scenario", "req/s", "restarts", "PSS MB start -> end"):
+        table.add_column(
+            column, justify="left" if column in ("server", "proxy", "scenario") else "right"
+        )
+    for e, t in soaked:
+        line = t.timeline
+        assert line is not None
+        memory = line.memory
+        table.add_row(
+            escape(_server(e)),
+            e.proxy,
+            escape(e.scenario),
+            f"{t.rps:,.0f}",
+            str(len(line.restarts)),
+            f"{memory[0].pss:,.1f} -> {memory[-1].pss:,.1f}" if memory else "",
+        )
+    console.print(table)
+    for e, t in soaked:
+        line = t.timeline
+        assert line is not None
+        who = f"{escape(_server(e))}/{e.proxy} {escape(e.scenario)}"
+        console.print(f"{who}: {escape(restarts_text(line))}")
+        console.print(f"  PSS of the tree {escape(growth_text(line.pss_growth, t.duration_s))}")
+        console.print(
+            f"  largest worker's USS {escape(growth_text(line.uss_worker_growth, t.duration_s))}"
+        )
+        if e.recycle_ignored:
+            console.print(
+                f"  [yellow]note[/] {e.server} has no option for "
+                f"{escape(', '.join(e.recycle_ignored))}: not applied"
+            )
 
 
 def print_results(console: Console, document: RunDocument) -> None:

@@ -13,7 +13,16 @@ import statistics
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
-from djbench.reports.words import hop_advice, hop_causes, md_cell, md_text, say, ws_short
+from djbench.reports.words import (
+    growth_text,
+    hop_advice,
+    hop_causes,
+    md_cell,
+    md_text,
+    restarts_text,
+    say,
+    ws_short,
+)
 from djbench.results import stats
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
 
@@ -414,12 +423,49 @@ def axis_recommendations(run: Run) -> list[Recommendation]:
     return found
 
 
+def recycling_recommendation(run: Run) -> Recommendation:
+    """Which servers recycle workers by what, and what recycling cost in this run's soaks."""
+    title = "Worker recycling and memory over time (soak)"
+    by_what = [
+        f"{name}: {SERVERS[name].features.recycle}" for name in run.plan.servers if name in SERVERS
+    ]
+    lines = ["Recycling each server offers: " + "; ".join(by_what) + "."] if by_what else []
+    soaked = [(p, t) for p in run.pairs if p.ok for t in p.entry.trials if t.timeline is not None]
+    if not soaked:
+        lines.append(
+            "Not measured in this run: run with `--soak 10m --recycle "
+            '"off;max-requests=5000,jitter=500"` (add `max-rss=MB` or `lifetime=S` for the '
+            "servers that recycle by memory or age)."
+        )
+        return Recommendation("recycling", title, "\n".join(lines))
+    lines.append(
+        "Each line is one soak (a single long window): restarts and memory trends are "
+        "measured, but a req/s difference between two soaks is one sample each, not a "
+        "comparison the statistics can back.\n"
+    )
+    for p, t in soaked:
+        line = t.timeline
+        assert line is not None
+        recycle = p.entry.recycle or "off"
+        lines.append(
+            f"- **{p.server}** ({p.scenario}, recycle {recycle}): {t.rps:,.0f} req/s; "
+            f"{restarts_text(line)}; PSS {growth_text(line.pss_growth, t.duration_s)}."
+        )
+    excluded = [
+        f"{p.label} {p.scenario}: {say(p.reason)}"
+        for p in run.pairs
+        if p.entry.recycle is not None and not p.ok
+    ]
+    return Recommendation("recycling", title, "\n".join(lines), excluded=excluded)
+
+
 def recommendations(run: Run) -> list[Recommendation]:
     return [
         *throughput_recommendations(run),
         memory_recommendation(run),
         proxy_recommendation(run),
         *axis_recommendations(run),
+        recycling_recommendation(run),
         asgi_readiness(run),
     ]
 

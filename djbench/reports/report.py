@@ -13,10 +13,12 @@ from django.utils.safestring import SafeString, mark_safe
 from djbench.reports import charts
 from djbench.reports.words import (
     broadcast_text,
+    growth_text,
     hop_advice,
     hop_causes,
     md_cell,
     md_text,
+    restarts_text,
     say,
     ws_short,
 )
@@ -224,6 +226,62 @@ def memory_section(runs: list[Run]) -> Section | None:
         for p, w in idle
     ]
     return section
+
+
+def soak_sections(runs: list[Run]) -> list[Section]:
+    """One timeline per soaked pair (--soak): memory, throughput, p99 and restarts."""
+    many = len(runs) > 1
+    sections: list[Section] = []
+    for run in runs:
+        for p in run.pairs:
+            for trial in p.entry.trials:
+                line = trial.timeline
+                if line is None:
+                    continue
+                name = f"{_label(p, many)} {p.scenario}"
+                sections.append(
+                    Section(
+                        id=f"soak-{len(sections)}",
+                        title=f"Soak: {name}",
+                        intro=f"One {trial.duration_s:,.0f} s window; load in "
+                        f"{line.interval_s:g} s slices, memory read every {line.interval_s:g} "
+                        f"s, the process list every {line.poll_s:g} s.",
+                        svg=mark_safe(
+                            charts.timeline(
+                                name,
+                                [(m.t, m.pss) for m in line.memory],
+                                [(x.t, x.requests / x.seconds) for x in line.load if x.seconds],
+                                [(x.t, x.p99_ms) for x in line.load if x.p99_ms is not None],
+                                [r.t for r in line.restarts],
+                            )
+                        ),
+                        headers=[
+                            "restart at s",
+                            "new pid",
+                            "replaced",
+                            "errors near",
+                            "p99 near ms",
+                        ],
+                        rows=[
+                            [
+                                _n(r.t, 1),
+                                str(r.pid),
+                                ", ".join(str(x) for x in r.replaced),
+                                str(r.errors_around),
+                                _n(r.p99_around_ms, 1),
+                            ]
+                            for r in line.restarts
+                        ],
+                        notes=[
+                            restarts_text(line),
+                            "PSS of the tree: " + growth_text(line.pss_growth, trial.duration_s),
+                            "largest worker's USS: "
+                            + growth_text(line.uss_worker_growth, trial.duration_s),
+                            *([line.pss_growth.method] if line.pss_growth.method else []),
+                        ],
+                    )
+                )
+    return sections
 
 
 def efficiency_section(runs: list[Run]) -> Section | None:
@@ -438,7 +496,11 @@ def commands_section(runs: list[Run]) -> Section:
 
 
 def build(runs: list[Run]) -> list[Section]:
-    sections: list[Section] = [*scenario_sections(runs), *latency_sections(runs)]
+    sections: list[Section] = [
+        *scenario_sections(runs),
+        *latency_sections(runs),
+        *soak_sections(runs),
+    ]
     for extra in (
         memory_section(runs),
         efficiency_section(runs),

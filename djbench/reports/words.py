@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.model import Notice, WsIdle
+from djbench.results.model import Growth, Notice, Timeline, WsIdle
 
 
 def _list(values: Any) -> str:
@@ -97,6 +97,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "parity": lambda p: f"answers differently from {p['reference']}: {_problems(p)}",
     "server_failed": lambda p: str(p["message"]),
     "settings_refused": lambda p: f"the project's settings refuse {p['variant']}: {p['message']}",
+    "recycle_unsupported": lambda p: f"--recycle {p['recycle']}: {p['message']}",
     "server_died": lambda p: (
         f"{p['deployment']} died during the load of {p['scenario']} "
         f"(exit code {p['exit_code']}); see {p['log']}"
@@ -141,6 +142,44 @@ def broadcast_text(rates: tuple[float, float, int]) -> str:
         f"{deliveries:,.0f} deliveries/s out (the req/s column counts deliveries; latency "
         "is each delivery's fan-out time)"
     )
+
+
+SOAK_TREND_MIN_S = 600  # below it, a memory trend per hour is an extrapolation
+
+
+def growth_text(growth: Growth, window_s: float) -> str:
+    """A memory trend in words: MB per hour with its interval, and how far to trust it."""
+    if growth.verdict == "too_short" or growth.mb_per_hour is None or growth.ci95 is None:
+        return "too few readings for a trend"
+    low, high = growth.ci95
+    what = {
+        "grows": "grows",
+        "shrinks": "shrinks",
+        "flat": "no trend detected",
+    }[growth.verdict]
+    text = f"{what}: {growth.mb_per_hour:+,.1f} MB/h (95% {low:+,.1f} to {high:+,.1f})"
+    if window_s < SOAK_TREND_MIN_S:
+        text += (
+            f"; extrapolated from {window_s:,.0f} s: below {SOAK_TREND_MIN_S // 60} minutes "
+            "a warming cache reads as growth"
+        )
+    return text
+
+
+def restarts_text(timeline: Timeline) -> str:
+    """Worker restarts during a soak, and what they cost the load around them."""
+    count = len(timeline.restarts)
+    if not count:
+        return f"no worker restart (process list read every {timeline.poll_s:g} s)"
+    errors = sum(r.errors_around for r in timeline.restarts)
+    worst = [r.p99_around_ms for r in timeline.restarts if r.p99_around_ms is not None]
+    text = f"{count} worker restart(s), {errors} error(s) within {timeline.interval_s:g} s of them"
+    if worst and timeline.p99_median_ms:
+        text += (
+            f"; p99 near them up to {max(worst):,.1f} ms against {timeline.p99_median_ms:,.1f} "
+            "ms over the soak"
+        )
+    return text
 
 
 def ws_short(idle: WsIdle) -> str | None:

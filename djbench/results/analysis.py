@@ -168,7 +168,10 @@ class Pair:
 
     @property
     def key(self) -> tuple[str, str, int | None, str, str]:
-        return (self.server, self.scenario, self.concurrency, self.proxy, self.entry.variant_label)
+        variant = self.entry.variant_label
+        if self.entry.recycle is not None:
+            variant = f"{variant} recycle={self.entry.recycle}".strip()
+        return (self.server, self.scenario, self.concurrency, self.proxy, variant)
 
     @property
     def label(self) -> str:

@@ -120,6 +120,69 @@ class Warmup(Model):
     )
 
 
+class LoadPoint(Model):
+    """One slice of a soak's load (the builtin driver's --series): seconds from the
+    window's opening."""
+
+    t: float
+    seconds: float
+    requests: int
+    errors: int = Field(description="socket errors and unexpected statuses")
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+
+
+class MemoryPoint(Model):
+    """One full reading of the server tree during a soak (MB; seconds from the opening)."""
+
+    t: float
+    pss: float
+    uss_worker_max: float
+    processes: int
+
+
+class Restart(Model):
+    """A process of the server tree born during the soak: a worker recycled or respawned."""
+
+    t: float = Field(description="its start time, seconds from the window's opening")
+    pid: int
+    replaced: list[int] = Field(
+        default_factory=list, description="processes of the tree gone since the last birth"
+    )
+    errors_around: int = Field(
+        default=0, description="errors in the load slices within one slice of it"
+    )
+    p99_around_ms: float | None = Field(default=None, description="the worst p99 of those slices")
+
+
+class Growth(Model):
+    """A memory trend over a soak: least squares over block means, with a t interval."""
+
+    mb_per_hour: float | None = None
+    ci95: tuple[float, float] | None = None
+    verdict: Literal["grows", "flat", "shrinks", "too_short"] = "too_short"
+    blocks: int = 0
+    skipped_s: float = Field(default=0.0, description="the opening seconds left out")
+    method: str = ""
+
+
+class Timeline(Model):
+    """A soak (--soak): the window as a time series, worker restarts and memory trends."""
+
+    interval_s: float
+    poll_s: float = Field(description="how often the tree's processes were listed")
+    load: list[LoadPoint] = Field(default_factory=list)
+    memory: list[MemoryPoint] = Field(default_factory=list)
+    workers_at_start: list[int] = Field(default_factory=list)
+    restarts: list[Restart] = Field(default_factory=list)
+    pss_growth: Growth = Field(default_factory=Growth)
+    uss_worker_growth: Growth = Field(default_factory=Growth)
+    p99_median_ms: float | None = Field(
+        default=None, description="the median of the slices' p99, for comparison with restarts"
+    )
+
+
 class Trial(Model):
     """One timed window: one sample of every figure."""
 
@@ -154,6 +217,7 @@ class Trial(Model):
     warnings: list[Notice] = Field(default_factory=list)
     driver_command: Command | None = None
     machine: MachineLoad | None = None
+    timeline: Timeline | None = None
 
 
 class Describe(Model):
@@ -232,6 +296,12 @@ class PairResult(Model):
     variant: dict[str, str] = Field(
         default_factory=dict, description="settings variant (--axis): environment variables"
     )
+    recycle: str | None = Field(
+        default=None, description="worker recycling asked (--recycle); None: not asked (off)"
+    )
+    recycle_ignored: list[str] = Field(
+        default_factory=list, description="parts of --recycle this server has no option for"
+    )
     scenario: str
     concurrency: int | None = None
     interface: str | None = None
@@ -259,7 +329,8 @@ class PairResult(Model):
     @property
     def label(self) -> str:
         base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
-        return f"{base}[{self.variant_label}]" if self.variant else base
+        base = f"{base}[{self.variant_label}]" if self.variant else base
+        return f"{base} recycle={self.recycle}" if self.recycle is not None else base
 
 
 class RestMemory(Model):
@@ -342,6 +413,8 @@ class PlanRecord(Model):
     ws_idle: int = 0
     seed: int | None = None
     order: list[list[str]] = Field(default_factory=list)
+    soak_s: float | None = Field(default=None, description="--soak: one window this long")
+    recycle: list[str] = Field(default_factory=list, description="--recycle settings")
 
 
 class Database(Model):

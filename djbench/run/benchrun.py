@@ -36,7 +36,7 @@ from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError, choose, cpu_split
 from djbench.plan.project import Project, current
-from djbench.plan.runplan import RunOptions, variant_label
+from djbench.plan.runplan import RunOptions, soak_interval, variant_label
 from djbench.reports.console import (
     console_for,
     print_gate,
@@ -45,6 +45,7 @@ from djbench.reports.console import (
     print_matrix,
     print_results,
     print_skipped,
+    print_soak,
 )
 from djbench.reports.words import say
 from djbench.results import store
@@ -86,6 +87,18 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
+    a(
+        "--soak",
+        metavar="DURATION",
+        help="one long window per pair (e.g. 10m, 1h; builtin driver): memory, latency and "
+        "worker restarts as a time series, memory growth per hour",
+    )
+    a(
+        "--recycle",
+        metavar="SETTINGS",
+        help='worker recycling axis, e.g. "off;max-requests=5000,jitter=500;max-rss=300" '
+        "(also lifetime=SECONDS): each server gets the parts it has, under its own option",
+    )
     a(
         "--axis",
         help='settings axes, e.g. "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean": every '
@@ -161,10 +174,12 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             cpus=selection.server_cpus,
             port=opts.port,
             variant=variant,
+            recycle=recycle,
         )
         for spec in selection.servers
         for proxy in selection.proxies
         for variant in opts.variants()
+        for recycle in opts.recycles()
     ]
 
 
@@ -178,11 +193,11 @@ def runnable(
         console.print(
             f"[yellow]incompatible[/] {escape(variant_label(variant))}: {escape(message)}"
         )
-    return (
-        [d for d in every if d.variant not in why],
-        [d for d in every if d.variant in why],
-        why,
-    )
+    for d in every:
+        if d.variant not in why and (refused := variants.recycle_refused(d)):
+            console.print(f"[yellow]incompatible[/] {escape(d.label)}: {escape(refused)}")
+    ok = [d for d in every if d.variant not in why and not variants.recycle_refused(d)]
+    return ok, [d for d in every if d not in ok], why
 
 
 def setup_project(command: BaseCommand, project: Project) -> None:
@@ -342,6 +357,13 @@ def benchmark(
     default_set = selection.scenario_file.profiles.get(opts.profile)
     if not opts.scenarios_given and default_set:
         chosen = selection.scenario_file.select(default_set)
+    if opts.soak is not None:
+        chosen = soak_scenarios(selection, opts, chosen)
+        if driver.name != "builtin":
+            raise OptionError(
+                f"--soak needs the builtin driver (it reports the load as a time series); "
+                f"{driver.name} reports totals only: leave out --driver or use --driver builtin"
+            )
     if opts.seed is None:
         opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
     assert opts.seed is not None
@@ -351,6 +373,7 @@ def benchmark(
         driver_cpus=selection.driver_cpus,
         rate=opts.rate,
         max_error_rate=opts.max_error_rate,
+        series=None if opts.soak is None else soak_interval(opts.soak),
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
     plan = Plan(
@@ -421,10 +444,37 @@ def benchmark(
     document.finished = _now()
     recorder.save()
     print_results(console, document)
+    print_soak(console, document)
     print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     bad = [e for e in document.results if e.status in ("failed", "invalid")]
     return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+
+
+def soak_scenarios(
+    selection: Selection, opts: RunOptions, chosen: list[scenarios.Scenario]
+) -> list[scenarios.Scenario]:
+    """A soak loads HTTP scenarios: those asked, else the file's `soak` profile, else the
+    first HTTP scenario of the default profile (a soak per scenario multiplies its time)."""
+    if opts.scenarios_given:
+        ws = [s.name for s in chosen if s.kind != "http"]
+        if ws:
+            raise OptionError(
+                f"--soak loads HTTP scenarios only; {', '.join(ws)} "
+                f"{'is a WebSocket scenario' if len(ws) == 1 else 'are WebSocket scenarios'}"
+            )
+        return chosen
+    profiles = selection.scenario_file.profiles
+    if "soak" in profiles:
+        return [s for s in selection.scenario_file.select(profiles["soak"]) if s.kind == "http"]
+    default = profiles.get("default")
+    pool = selection.scenario_file.select(default) if default else selection.scenarios
+    http = [s for s in pool if s.kind == "http"]
+    if not http:
+        raise OptionError(
+            "--soak: the scenario file has no HTTP scenario; name one with --scenarios"
+        )
+    return http[:1]
 
 
 def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
@@ -511,8 +561,13 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             keep_alive=True,
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
-            # Off during benchmarks for every server (see djbench.launch.servers.NO_RECYCLE).
-            worker_recycling_by_requests=False,
+            # Off during benchmarks for every server unless --recycle asks (see
+            # djbench.launch.servers.NO_RECYCLE).
+            worker_recycling_by_requests=any(
+                r is not None and r.max_requests is not None for r in opts.recycles()
+            ),
+            soak_s=opts.soak,
+            recycle=list(opts.recycle),
             max_error_rate=plan.settings.max_error_rate,
             ws_idle=plan.ws_idle,
             seed=plan.seed,

@@ -57,6 +57,12 @@ def new_pair(
         server=deployment.server.name,
         proxy=deployment.proxy,
         variant=dict(deployment.variant),
+        recycle=None if deployment.recycle is None else deployment.recycle.label,
+        recycle_ignored=(
+            []
+            if deployment.recycle is None
+            else deployment.server.recycling(deployment.recycle, deployment.workers).ignored
+        ),
         scenario=scenario.name,
         concurrency=concurrency,
         interface=deployment.server.interface,
@@ -263,6 +269,11 @@ def run_benchmark(
             progress.advance(per_round - ran, "")
 
 
+def _say_as(progress: Progress, label: str) -> Callable[[str], None]:
+    """A soak's progress lines go into the progress bar's description."""
+    return lambda message: progress.advance(0, f"{label}: {message}")
+
+
 def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reason: str) -> None:
     for scenario in plan.scenarios:
         for c in plan.concurrency:
@@ -332,7 +343,14 @@ def _run_deployment(
             progress.advance(0, label)
             try:
                 trial = run_trial(
-                    plan.driver, live, scenario, concurrency, plan.settings, log_dir, round_index
+                    plan.driver,
+                    live,
+                    scenario,
+                    concurrency,
+                    plan.settings,
+                    log_dir,
+                    round_index,
+                    say=_say_as(progress, label),
                 )
             except DriverError as exc:
                 trial = Trial(

@@ -46,14 +46,38 @@ def refused(project: Project, variants: list[Variant]) -> dict[Variant, str]:
     return found
 
 
+def recycle_refused(deployment: Deployment) -> str | None:
+    """Why the deployment's server cannot recycle as --recycle asks (None: it can)."""
+    if deployment.recycle is None:
+        return None
+    return deployment.server.recycling(deployment.recycle, deployment.workers).refused
+
+
 def refused_entries(
     deployments: list[Deployment],
     scenarios: list[Scenario],
     concurrency: list[int | None],
     why: dict[Variant, str],
 ) -> list[PairResult]:
-    """`incompatible` pairs for every deployment whose variant the settings refused."""
-    return [
+    """`incompatible` pairs for every deployment whose variant the settings refused, or
+    whose server cannot recycle as asked."""
+    recycling = [
+        new_pair(
+            d,
+            s,
+            c,
+            status="incompatible",
+            reason=Notice(
+                code="recycle_unsupported",
+                params={"recycle": d.recycle.label if d.recycle else "", "message": why_not},
+            ),
+        )
+        for d in deployments
+        if d.variant not in why and (why_not := recycle_refused(d))
+        for s in scenarios
+        for c in concurrency
+    ]
+    return recycling + [
         new_pair(
             d,
             s,

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 BUILTIN_MARKER = "DJBENCH-BUILTIN "  # the builtin driver's result line starts with it
 WS_MARKER = "DJBENCH-WS "  # and the WebSocket driver's
 WINDOW_MARKER = "DJBENCH-WINDOW "  # the builtin driver's "window open/closed" lines
+SERIES_MARKER = "DJBENCH-SERIES "  # and its time line's slices (--series)
 
 
 class DriverError(Exception):
@@ -36,6 +37,7 @@ class LoadSpec:
     # the tolerance at which successive slices' throughputs count as settled.
     warmup: float = 0.0
     settle_tolerance: float = 0.05
+    series: float | None = None  # the builtin driver's time line (soak): seconds per slice
 
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -56,6 +58,7 @@ class LoadResult:
     in_flight: float | None = None  # measured by the driver over the window, when it can
     served: int | None = None  # connections answered at least once in the window
     warmup: dict[str, Any] | None = None  # the driver's own warm-up, when it ran one
+    series: list[dict[str, Any]] = field(default_factory=list)  # --series slices, in order
 
     @property
     def rps(self) -> float:
@@ -68,7 +71,7 @@ class LoadResult:
     def as_dict(self) -> dict[str, Any]:
         """The figures a Trial stores as they are (the rest is placed by the trial)."""
         data = asdict(self)
-        for key in ("unexpected", "status", "in_flight", "served", "warmup"):
+        for key in ("unexpected", "status", "in_flight", "served", "warmup", "series"):
             data.pop(key)
         data["rps"] = round(self.rps, 2)
         return data
@@ -102,6 +105,21 @@ def marked_json(output: str, marker: str, who: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DriverError(f"{who}'s result line is not a JSON object")
     return data
+
+
+def marked_lines(output: str, marker: str) -> list[dict[str, Any]]:
+    """Every JSON object on a line starting with `marker` (unreadable lines skipped:
+    a driver killed mid-line leaves half a line)."""
+    found = []
+    for line in output.splitlines():
+        if line.startswith(marker):
+            try:
+                data = json.loads(line[len(marker) :])
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict):
+                found.append(data)
+    return found
 
 
 def percentiles_ms(histogram: Any) -> dict[str, float]:

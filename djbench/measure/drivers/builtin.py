@@ -5,7 +5,13 @@ from __future__ import annotations
 import sys
 
 from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
-from djbench.measure.drivers.base import LoadResult, LoadSpec, marked_json
+from djbench.measure.drivers.base import (
+    SERIES_MARKER,
+    LoadResult,
+    LoadSpec,
+    marked_json,
+    marked_lines,
+)
 
 
 class BuiltinDriver:
@@ -49,6 +55,8 @@ class BuiltinDriver:
             argv += ["--rate", str(spec.rate)]
         if spec.warmup:
             argv += ["--warmup", str(spec.warmup), "--settle-tolerance", str(spec.settle_tolerance)]
+        if spec.series:
+            argv += ["--series", str(spec.series)]
         if spec.expect_status is not None:
             argv += ["--expect-status", str(spec.expect_status)]
         for name, value in spec.headers:
@@ -74,4 +82,5 @@ class BuiltinDriver:
             in_flight=data["in_flight_mean"],
             served=data.get("connections_served"),
             warmup=data["warmup"],
+            series=marked_lines(stdout, SERIES_MARKER),
         )

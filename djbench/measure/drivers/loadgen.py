@@ -37,7 +37,7 @@ import uvloop
 from hdrh.histogram import HdrHistogram
 
 from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
-from djbench.measure.drivers.base import WINDOW_MARKER, percentiles_ms
+from djbench.measure.drivers.base import SERIES_MARKER, WINDOW_MARKER, percentiles_ms
 
 MAX_LATENCY_US = 120_000_000
 AFTER_GRACE_S = 2.0  # how long requests in flight at the window's close may still finish
@@ -134,6 +134,23 @@ class Window:
         return "after"
 
 
+def _small_histogram() -> HdrHistogram:
+    # Two significant digits: a series bucket's percentiles are for a timeline, and a
+    # bucket's histogram is rebuilt every --series seconds.
+    return HdrHistogram(1, MAX_LATENCY_US, 2)
+
+
+@dataclass
+class Bucket:
+    """One slice of a --series time line: what completed (or failed) in it."""
+
+    started: int  # perf_counter_ns
+    histogram: HdrHistogram = field(default_factory=_small_histogram)
+    requests: int = 0
+    errors: int = 0
+    unexpected: int = 0
+
+
 @dataclass
 class Tally:
     histogram: HdrHistogram = field(default_factory=lambda: HdrHistogram(1, MAX_LATENCY_US, 3))
@@ -154,6 +171,7 @@ class Tally:
     after_window: int = 0  # completed after the window closed (not in the figures)
     served: set[int] = field(default_factory=set)  # connections answered in the window
     finished: int | None = None  # open loop: when the last request due in the window ended
+    bucket: Bucket | None = None  # --series: the slice being filled while the window is open
 
 
 def build_request(args: argparse.Namespace, path: str | None = None) -> bytes:
@@ -199,6 +217,8 @@ def _failed(tally: Tally, kind: str) -> None:
     phase = tally.window.phase(time.perf_counter_ns())
     if phase == "window":
         tally.errors[kind] += 1
+        if tally.bucket is not None:
+            tally.bucket.errors += 1
     elif phase == "warmup":
         tally.warmup_errors += 1
 
@@ -222,8 +242,13 @@ def _completed(
     tally.status[status] = tally.status.get(status, 0) + 1
     if not 200 <= status < 300:
         tally.non_2xx += 1
-    if status != args.expect_status if args.expect_status else not 200 <= status < 300:
+    unexpected = status != args.expect_status if args.expect_status else not 200 <= status < 300
+    if unexpected:
         tally.unexpected += 1
+    if tally.bucket is not None:
+        tally.bucket.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
+        tally.bucket.requests += 1
+        tally.bucket.unexpected += unexpected
 
 
 async def one(
@@ -278,6 +303,47 @@ def mark(event: str) -> None:
     """Tell whoever reads our output (runbench's sampler) that the window opened/closed."""
     sys.stdout.write(f"{WINDOW_MARKER}{event} {time.monotonic():.6f}\n")
     sys.stdout.flush()
+
+
+def emit(bucket: Bucket, window_opened: int, now: int) -> None:
+    """Print one finished slice of the time line (seconds from the window's opening)."""
+    latency = percentiles_ms(bucket.histogram)
+    line = {
+        "t": round((bucket.started - window_opened) / 1e9, 3),
+        "s": round((now - bucket.started) / 1e9, 3),
+        "requests": bucket.requests,
+        "errors": bucket.errors,
+        "unexpected": bucket.unexpected,
+        "p50": latency.get("p50"),
+        "p99": latency.get("p99"),
+        "max": latency.get("max"),
+    }
+    sys.stdout.write(SERIES_MARKER + json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+async def series(args: argparse.Namespace, tally: Tally, opened: int) -> None:
+    """--series S: every S seconds of the window, print its slice and start the next.
+    Runs until cancelled at the window's close (which prints the last, partial slice)."""
+    tally.bucket = Bucket(started=opened)
+    step = int(args.series * 1e9)
+    boundary = opened
+    while True:
+        boundary += step
+        await asyncio.sleep(max(0.0, (boundary - time.perf_counter_ns()) / 1e9))
+        now = time.perf_counter_ns()
+        done, tally.bucket = tally.bucket, Bucket(started=now)
+        emit(done, opened, now)
+
+
+async def stop_series(task: asyncio.Task[None] | None, tally: Tally, opened: int) -> None:
+    if task is None:
+        return
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    if tally.bucket is not None:
+        last, tally.bucket = tally.bucket, None
+        emit(last, opened, time.perf_counter_ns())
 
 
 @dataclass
@@ -356,11 +422,13 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
         tally.window.opened = now
         tally.flight.start(now)
         mark("open")
+        timeline = asyncio.ensure_future(series(args, tally, now)) if args.series else None
         await asyncio.sleep(args.duration)
-        now = time.perf_counter_ns()
-        tally.window.closed = now
-        tally.flight.stop(now)
+        closed = time.perf_counter_ns()
+        tally.window.closed = closed
+        tally.flight.stop(closed)
         mark("closed")
+        await stop_series(timeline, tally, now)
     stopping = True
     _, pending = await asyncio.wait(tasks, timeout=min(args.timeout, AFTER_GRACE_S))
     for task in pending:
@@ -401,10 +469,14 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
         if conn is not None:
             conn.close()
 
+    timeline: list[asyncio.Task[None]] = []
+
     async def windows() -> None:
         await asyncio.sleep(max(0.0, (opened - time.perf_counter_ns()) / 1e9))
         tally.flight.start(time.perf_counter_ns())
         mark("open")
+        if args.series:
+            timeline.append(asyncio.ensure_future(series(args, tally, opened)))
 
     # Open loop records by due time, so the window's bounds are known from the start;
     # it lasts until every request due in it has been answered (or given up).
@@ -416,6 +488,7 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
     tally.flight.stop(now)
     tally.finished = now
     mark("closed")
+    await stop_series(timeline[0] if timeline else None, tally, opened)
     return Settling(seconds=args.warmup)
 
 
@@ -498,14 +571,23 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--rate", type=float, default=None, help="open loop: requests/s in total")
     p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument(
+        "--series",
+        type=float,
+        default=None,
+        help="print the window as a time line: one DJBENCH-SERIES line every this many s",
+    )
     args = p.parse_args(argv)
     args.path = args.path or ["/"]
     if args.connections < 1 or (args.rate is not None and args.rate <= 0):
         p.error("--connections and --rate must be positive")
     if args.duration < 0 or args.warmup < 0 or (args.duration == 0 and args.warmup == 0):
         p.error("--duration must be positive (or 0 with a --warmup: warm-up only)")
-    if args.duration > 3600 or args.warmup > 3600:
-        p.error("--duration and --warmup are capped at 3600 s")
+    # Bounded: a timed window lasts an hour at most, a soak (a window with --series) a day.
+    if args.duration > (86400 if args.series else 3600) or args.warmup > 3600:
+        p.error("--duration is capped at 3600 s (86400 with --series), --warmup at 3600 s")
+    if args.series is not None and args.series < 0.1:
+        p.error("--series takes at least 0.1 s")
     if args.max_warmup is None:
         args.max_warmup = default_max_warmup(args.warmup)
     args.max_warmup = max(args.max_warmup, args.warmup)
