@@ -221,4 +221,10 @@ DJBENCH = {
     "SCENARIOS": BASE_DIR / "loadtests" / "default.toml",
     # Run before any server starts: schema, then the deterministic data set.
     "SETUP_COMMANDS": [["migrate", "--noinput", "-v", "0"], ["seed", "-v", "0"]],
+    # --matrix: each cell keeps its SQLite database apart (two Django versions may not
+    # share one schema); {cell_dir} is the cell's folder under the run's output.
+    "MATRIX_CELL_ENV": {"DJBENCH_VAR_DIR": "{cell_dir}/var"},
+    # --matrix: the cell's requirements besides djbench (which brings Django and the
+    # servers); the sample's are djbench's own "sample" extra.
+    "REQUIREMENTS": ["djbench[sample]"],
 }

@@ -10,6 +10,9 @@ an optional ``DJBENCH`` dict in settings overrides any of it:
         "DEPLOY_DIR": BASE_DIR / "deploy",       # the server configs to start from
         "SCENARIOS": BASE_DIR / "loadtests" / "default.toml",
         "SETUP_COMMANDS": [["migrate", "--noinput"]],  # run before servers start
+        # --matrix only:
+        "REQUIREMENTS": "requirements.txt",      # a file, or a list of requirement lines
+        "MATRIX_CELL_ENV": {"VAR": "{cell_dir}/x"},  # variables each cell's runbench gets
     }
 """
 
@@ -39,6 +42,10 @@ class Project:
     scenarios: Path
     setup_commands: tuple[tuple[str, ...], ...]
     asgi_source: str = "ASGI_APPLICATION"
+    # --matrix: the project's own requirements (lines: "-r file" or requirements) and the
+    # variables each cell's runbench is started with ({cell_dir} filled in).
+    requirements: tuple[str, ...] = ()
+    matrix_cell_env: tuple[tuple[str, str], ...] = ()
 
     def config_file(self, name: str) -> Path:
         """The project's own deploy/<name> when it has one, else djbench's default."""
@@ -104,4 +111,17 @@ def current() -> Project:
         deploy_dir=Path(conf.get("DEPLOY_DIR") or directory / "deploy"),
         scenarios=Path(conf.get("SCENARIOS") or directory / "loadtests" / "default.toml"),
         setup_commands=tuple(tuple(c) for c in conf.get("SETUP_COMMANDS", [])),
+        requirements=requirements(conf, directory),
+        matrix_cell_env=tuple((str(k), str(v)) for k, v in conf.get("MATRIX_CELL_ENV", {}).items()),
     )
+
+
+def requirements(conf: dict[str, Any], directory: Path) -> tuple[str, ...]:
+    """DJBENCH["REQUIREMENTS"] (a file or a list of lines), else requirements.txt beside
+    manage.py when there is one, else nothing (Django, djbench and the servers only)."""
+    given = conf.get("REQUIREMENTS")
+    if isinstance(given, list | tuple):
+        return tuple(str(line) for line in given)
+    path = Path(given) if given else directory / "requirements.txt"
+    path = path if path.is_absolute() else directory / path
+    return (f"-r {path}",) if path.exists() else ()

@@ -181,6 +181,45 @@ def parse_axes(raw: str | None) -> dict[str, list[str]]:
     return axes
 
 
+def to_argv(opts: RunOptions) -> list[str]:
+    """runbench options that reproduce `opts` exactly (profile values spelled out; no
+    --output: the caller says where). Used to start the same plan elsewhere (--matrix)."""
+    argv: list[str] = []
+
+    def put(flag: str, value: Any) -> None:
+        if value is not None and value != [] and value != {}:
+            argv.extend([flag, str(value)])
+
+    put("--servers", ",".join(opts.servers) or None)
+    put("--scenarios", ",".join(opts.scenarios) or None)
+    put("--scenario-file", opts.scenario_file)
+    put("--proxy", ",".join(opts.proxies))
+    put("--workers", opts.workers)
+    put("--threads", opts.threads)
+    put("--cpus", opts.cpus)
+    put("--port", opts.port)
+    if opts.profile == "quick":
+        argv.append("--quick")
+    put("--concurrency", ",".join(str(c) for c in opts.concurrency))
+    if opts.soak is not None:
+        put("--soak", f"{opts.soak:g}")
+    else:
+        put("--duration", f"{opts.duration:g}")
+    put("--warmup", f"{opts.warmup:g}")
+    put("--trials", opts.trials)
+    put("--driver", opts.driver)
+    put("--rate", None if opts.rate is None else f"{opts.rate:g}")
+    put("--max-error-rate", f"{opts.max_error_rate:g}")
+    put("--ws-idle", opts.ws_idle)
+    put("--seed", opts.seed)
+    if opts.axes:
+        put("--axis", ";".join(f"{k}={','.join(v)}" for k, v in opts.axes.items()))
+    put("--recycle", ";".join(opts.recycle) or None)
+    if not opts.setup:
+        argv.append("--no-setup")
+    return argv
+
+
 def soak_interval(seconds: float) -> float:
     """A soak's time-line slice: 1 s, longer for soaks past 5 minutes (300 slices)."""
     return round(max(1.0, seconds / 300), 1)

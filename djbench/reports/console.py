@@ -22,7 +22,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
-from djbench.results.model import Notice, PairResult, RunDocument
+from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
@@ -277,3 +277,37 @@ def print_hops(console: Console, document: RunDocument) -> None:
             continue
         table.add_row(escape(name), str(h.hops), escape(hop_causes(h.causes)))
     console.print(table)
+
+
+def print_matrix_result(console: Console, document: MatrixDocument) -> None:
+    """Each cell (environment, build time) and each cell's verdict against the base."""
+    table = Table(title="Matrix cells", title_justify="left")
+    for column in ("cell", "status", "Python", "Django", "environment", "build s", "run"):
+        table.add_column(column)
+    for cell in document.cells:
+        table.add_row(
+            escape(cell.label),
+            cell.status,
+            cell.python_version or "",
+            cell.versions.get("django", ""),
+            "cached" if cell.cached else ("built" if cell.environment else ""),
+            "" if cell.build_seconds is None else f"{cell.build_seconds:.1f}",
+            escape(cell.run_file or ""),
+        )
+    console.print(table)
+    for cell in document.cells:
+        if cell.reason:
+            console.print(f"[red]failed[/] {escape(cell.label)}: {escape(cell.reason)}")
+    for v in document.verdicts:
+        counts = ", ".join(f"{n} {k}" for k, n in v.counts.items() if n)
+        console.print(
+            f"{escape(v.cell)} against {escape(v.base)}: {escape(counts or 'nothing compared')}"
+        )
+        for line in v.worse:
+            console.print(f"  [red]worse[/] {escape(line)}")
+        for line in v.better:
+            console.print(f"  [green]better[/] {escape(line)}")
+        for line in v.shape_changes:
+            console.print(f"  [red]answer changed[/] {escape(line)}")
+        for line in v.plan_differences:
+            console.print(f"  [yellow]plans differ[/] {escape(line)}")

@@ -470,3 +470,60 @@ class RunDocument(Model):
     )
     deployment_rounds: list[DeploymentRound] = Field(default_factory=list)
     results: list[PairResult] = Field(default_factory=list)
+
+
+class MatrixCell(Model):
+    """One cell of a version matrix: its environment, and the run made in it."""
+
+    label: str
+    axes: dict[str, str]
+    status: Literal["ok", "failed"] = "ok"
+    reason: str | None = Field(default=None, description="why the cell could not run")
+    requirements: list[str] = Field(default_factory=list, description="what was resolved")
+    overrides: list[str] = Field(default_factory=list, description="the cell's pins")
+    python: str | None = Field(default=None, description="the interpreter the env was made from")
+    python_version: str | None = None
+    environment: str | None = Field(default=None, description="the environment's folder")
+    resolved_sha256: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict, description="resolved pins")
+    build_seconds: float | None = None
+    cached: bool = False
+    project_dir: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    run_file: str | None = Field(default=None, description="the cell's runbench results")
+    commands: list[str] = Field(default_factory=list, description="each runbench started")
+
+
+class MatrixVerdict(Model):
+    """A cell against the base cell: benchcompare's statistics, and the answers' shapes."""
+
+    cell: str
+    base: str
+    counts: dict[str, int] = Field(default_factory=dict)
+    worse: list[str] = Field(default_factory=list)
+    better: list[str] = Field(default_factory=list)
+    shape_changes: list[str] = Field(
+        default_factory=list, description="endpoints whose verified answer changed shape"
+    )
+    plan_differences: list[str] = Field(default_factory=list)
+
+
+class MatrixDocument(Model):
+    """A version matrix (--matrix): its cells, their interleaving and the verdicts."""
+
+    schema_version: Literal[2] = 2
+    kind: Literal["matrix"] = "matrix"
+    matrix_id: str
+    status: Literal["running", "interrupted", "complete"] = "running"
+    started: str | None = None
+    finished: str | None = None
+    axes: dict[str, list[str]]
+    base: str
+    seed: int
+    order: list[list[str]] = Field(default_factory=list, description="cells, per round")
+    options: list[str] = Field(default_factory=list, description="the runbench options passed on")
+    threshold: float = 0.10
+    alpha: float = 0.01
+    cells: list[MatrixCell] = Field(default_factory=list)
+    verdicts: list[MatrixVerdict] = Field(default_factory=list)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from djbench.results import migrate
-from djbench.results.model import SCHEMA_VERSION, RunDocument
+from djbench.results.model import SCHEMA_VERSION, MatrixDocument, RunDocument
 
 READABLE_VERSIONS = (1, SCHEMA_VERSION)
 
@@ -26,11 +26,11 @@ class ResultsError(ValueError):
     """A file that is not a usable djbench results file (one readable sentence)."""
 
 
-def dump(document: RunDocument) -> str:
+def dump(document: RunDocument | MatrixDocument) -> str:
     return document.model_dump_json(indent=2) + "\n"
 
 
-def write_atomic(path: Path, document: RunDocument) -> None:
+def write_atomic(path: Path, document: RunDocument | MatrixDocument) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = dump(document)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -94,6 +94,11 @@ def parse(data: Any, source: str, kind: str | None = None) -> RunDocument:
             f"{source} has schema version {version!r}; this djbench reads versions "
             f"{', '.join(str(v) for v in READABLE_VERSIONS)} (a newer djbench wrote it?)"
         )
+    if data.get("kind") == "matrix":
+        raise ResultsError(
+            f"{source} is a version matrix; its cells' runs are the files it names "
+            "(cells[].run_file)"
+        )
     if kind is not None and data.get("kind") != kind:
         found = data.get("kind", "unknown")
         raise ResultsError(f"{source} is a {found!r} file, not a {kind} run")
@@ -122,3 +127,21 @@ def load(path: Path, kind: str | None = None) -> RunDocument:
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ResultsError(f"{path} is not a djbench results file (not JSON)") from None
     return parse(data, str(path), kind)
+
+
+def load_matrix(path: Path) -> MatrixDocument:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ResultsError(f"{path} is not a djbench matrix file") from None
+    if not isinstance(data, dict) or data.get("kind") != "matrix":
+        raise ResultsError(f"{path} is not a djbench matrix file")
+    try:
+        return MatrixDocument.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ResultsError(
+            f"{path} is not a valid matrix file: {_where(dict(first))}: {first['msg']}"
+        ) from None

@@ -43,6 +43,7 @@ from djbench.reports.console import (
     print_hops,
     print_list,
     print_matrix,
+    print_matrix_result,
     print_results,
     print_skipped,
     print_soak,
@@ -72,6 +73,9 @@ class Action:
     verify_only: bool = False
     resume: str | None = None
     no_color: bool = False
+    # Stop after this many rounds (the file stays resumable): how --matrix interleaves
+    # its cells round by round, each round one runbench per cell.
+    until_round: int | None = None
 
 
 def add_load_arguments(parser: ArgumentParser) -> None:
@@ -256,7 +260,8 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
                     "it uses the run's own options, and these differ from them",
                 )
             )
-        opts = saved.model_copy(update={"output": opts.output})  # found where it was asked
+        # Found where it was asked; --no-setup may skip set-up commands run the first time.
+        opts = saved.model_copy(update={"output": opts.output, "setup": saved.setup and opts.setup})
     console = console_for(command.stdout, no_color=action.no_color)
     if not action.list and (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
@@ -274,7 +279,46 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
         )
     if action.verify_only:
         return verify_only(command, console, selection, opts)
-    return benchmark(command, console, selection, opts, document, path)
+    return benchmark(command, console, selection, opts, document, path, action.until_round)
+
+
+def matrix_main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str | None:
+    """--matrix: build each cell's environment, run the plan interleaved, judge."""
+    import sys
+
+    from djbench.plan import matrix as matrix_plan
+    from djbench.run import matrix
+
+    axes = matrix_plan.parse(str(options["matrix"]))
+    matrix.check_options(opts, options.get("matrix_base"), axes)
+    console = console_for(command.stdout, no_color=bool(options.get("no_color")))
+    if (problem := store.unwritable(Path(opts.output))) is not None:
+        raise OptionError(f"--output: {problem}")
+    settings = matrix.Settings(
+        axes=axes,
+        base=options.get("matrix_base"),
+        python=options.get("python"),
+        offline=bool(options.get("offline")),
+    )
+    cells = matrix_plan.cells(axes)
+    console.print(
+        escape(
+            f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), "
+            f"{opts.trials} round(s) interleaved; base "
+            f"{matrix_plan.base_cell(cells, settings.base).label}"
+        )
+    )
+    with terminate_on_signals():
+        document, path = matrix.main(
+            current(),
+            opts,
+            settings,
+            lambda m: console.print(escape(m)),
+            ["runbench", *sys.argv[2:]] if len(sys.argv) > 2 else ["runbench"],
+        )
+    print_matrix_result(console, document)
+    console.print(escape(f"Matrix: {path}"))
+    return matrix.problem(document)
 
 
 def list_all(console: Console, opts: RunOptions) -> None:
@@ -344,6 +388,7 @@ def benchmark(
     opts: RunOptions,
     document: RunDocument | None,
     path: Path | None,
+    until_round: int | None = None,
 ) -> str | None:
     try:
         driver = pick(opts.driver, needs_rate=opts.rate is not None)
@@ -423,7 +468,7 @@ def benchmark(
             pinned_self(selection.driver_cpus),
             progress_bar(console, plan.total_trials()) as progress,
         ):
-            run_benchmark(selection.project, plan, recorder, run_dir, progress)
+            run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
     except SaveFailed as exc:
         raise CommandError(
             f"could not save the results ({exc}); every server was stopped; the file "
@@ -440,6 +485,16 @@ def benchmark(
             f"finish with: manage.py runbench --resume {run_id} --output {output}",
             returncode=130,
         ) from None
+    if until_round is not None and until_round < plan.trials:
+        document.status = "interrupted"
+        recorder.save()
+        console.print(
+            escape(
+                f"Paused after round {until_round} of {plan.trials}: {path}; continue with "
+                f"manage.py runbench --resume {run_id} --output {output}"
+            )
+        )
+        return None
     document.status = "complete"
     document.finished = _now()
     recorder.save()

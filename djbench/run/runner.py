@@ -234,14 +234,22 @@ class Progress:
 
 
 def run_benchmark(
-    project: Project, plan: Plan, recorder: Recorder, run_dir: Path, progress: Progress
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    until_round: int | None = None,
 ) -> None:
-    """Every round: each deployment (shuffled) started, gated once, loaded, stopped."""
+    """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
+    loaded, stopped."""
     log_dir = run_dir / "logs"
     gates: dict[str, dict[str, Verdict]] = {}
     dead: set[str] = set()
     per_round = len(plan.scenarios) * len(plan.concurrency)
     for round_index, order in enumerate(plan.rounds()):
+        if until_round is not None and round_index >= until_round:
+            break
         for deployment in order:
             before = recorder.trials_in_round(deployment, round_index)
             pending = _pending(plan, recorder, deployment, round_index, gates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,17 @@ class Command(BaseCommand):
             help="put the cache and channel layer on Redis (default redis://127.0.0.1:6379/0)",
         )
         benchrun.add_load_arguments(parser)
+        a(
+            "--matrix",
+            metavar="AXES",
+            help='version matrix, e.g. "django=5.2,6.0" or "ref=main,HEAD": the same plan in '
+            "one isolated environment per cell (built with uv), rounds interleaved, each "
+            "cell compared with the first; exit code 1 when anything got worse",
+        )
+        a("--matrix-base", metavar="CELL", help="the cell the others are compared with")
+        a("--python", metavar="PATH", help="--matrix: an interpreter to try first")
+        a("--offline", action="store_true", help="--matrix: build from uv's cache only")
+        a("--until-round", type=int, help=argparse.SUPPRESS)  # --matrix's own interleaving
 
     def services(self, options: dict[str, Any]) -> None:
         """--database / --redis: make sure they answer, then restart with their URLs."""
@@ -72,14 +84,21 @@ class Command(BaseCommand):
             self.services(options)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
+        until = options.get("until_round")
+        if until is not None and until < 1:
+            raise CommandError("--until-round takes a round number of at least 1", returncode=2)
         action = benchrun.Action(
             list=options["list"],
             verify_only=options["verify_only"],
             resume=options.get("resume"),
             no_color=options.get("no_color", False),
+            until_round=until,
         )
         try:
-            problem = benchrun.main(self, runplan.from_command(options), action)
+            if options.get("matrix"):
+                problem = benchrun.matrix_main(self, runplan.from_command(options), options)
+            else:
+                problem = benchrun.main(self, runplan.from_command(options), action)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
         except KeyboardInterrupt:
