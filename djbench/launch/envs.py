@@ -125,7 +125,7 @@ def _uv_failure(stderr: str) -> str:
 def _uv(argv: list[str], cwd: Path, offline: bool) -> subprocess.CompletedProcess[str]:
     uv = uv_bin()
     if uv is None:
-        raise EnvError('uv is not installed: pip install "djbench[matrix]" (or pip install uv)')
+        raise EnvError("uv is not installed (it comes with djbench): pip install uv")
     full = [uv, *argv, *(["--offline"] if offline else [])]
     try:
         return subprocess.run(

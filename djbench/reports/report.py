@@ -43,7 +43,16 @@ def _n(value: float | None, digits: int = 0) -> str:
 
 def _label(pair: Pair, many_runs: bool) -> str:
     label = pair.label if pair.concurrency is None else f"{pair.label} c{pair.concurrency}"
-    return f"{label} [{pair.run_id[-6:]}]" if many_runs else label
+    return f"{label} [{pair.run_tag}]" if many_runs else label
+
+
+def _row_name(pair: Pair, many_runs: bool) -> str:
+    """A table row's server cell: the server with its variant and recycling (the proxy
+    has its own column), and its run's tag when several runs are shown."""
+    e = pair.entry
+    name = f"{e.server}[{e.variant_label}]" if e.variant else e.server
+    name = f"{name} recycle={e.recycle}" if e.recycle is not None else name
+    return f"{name} [{pair.run_tag}]" if many_runs else name
 
 
 def scenario_sections(runs: list[Run]) -> list[Section]:
@@ -83,7 +92,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
             s = p.entry.summary
             section.rows.append(
                 [
-                    p.server,
+                    _row_name(p, many),
                     p.proxy,
                     str(p.concurrency),
                     str(len(p.valid_trials)),
@@ -115,7 +124,7 @@ def latency_sections(runs: list[Run]) -> list[Section]:
             continue
         by_server: dict[str, dict[int, Pair]] = defaultdict(dict)
         for p in pairs:
-            name = f"{p.label} [{p.run_id[-6:]}]" if many else p.label
+            name = f"{p.label} [{p.run_tag}]" if many else p.label
             by_server[name][p.concurrency or 0] = p
         section = Section(
             id=f"latency-{scenario}",
@@ -164,7 +173,7 @@ def memory_section(runs: list[Run]) -> Section | None:
     for run in runs:
         for p in run.pairs:
             if p.ok and p.memory("pss_peak"):
-                name = f"{p.label} [{p.run_id[-6:]}]" if many else p.label
+                name = f"{p.label} [{p.run_tag}]" if many else p.label
                 if name not in worst or (p.memory("pss_peak") or 0) > (
                     worst[name].memory("pss_peak") or 0
                 ):
@@ -226,6 +235,43 @@ def memory_section(runs: list[Run]) -> Section | None:
         for p, w in idle
     ]
     return section
+
+
+def version_sections(runs: list[Run]) -> list[Section]:
+    """A version matrix (--matrix): per scenario, each server's req/s in every cell side
+    by side (the verdicts themselves are in the matrix file and its console output)."""
+    if len(runs) < 2 or not all(r.tag for r in runs):
+        return []
+    sections = []
+    scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
+    for scenario in scenarios:
+        by_cell = {
+            run.tag: {(p.label, p.concurrency): p for p in run.by_scenario(scenario) if p.ok}
+            for run in runs
+        }
+        keys = sorted({k for pairs in by_cell.values() for k in pairs}, key=str)
+        if not keys:
+            continue
+        labels = [f"{label} c{c}" if c is not None else label for label, c in keys]
+        series = {
+            cell: [(pairs[k].median("rps") or 0) if k in pairs else 0 for k in keys]
+            for cell, pairs in by_cell.items()
+        }
+        sections.append(
+            Section(
+                id=f"versions-{scenario}",
+                title=f"{scenario}: req/s by version (median of each cell's trials)",
+                svg=mark_safe(
+                    charts.grouped(f"{scenario}: req/s per cell", labels, series, "req/s")
+                ),
+                headers=["server", *by_cell],
+                rows=[
+                    [label, *[_n(series[cell][i]) for cell in by_cell]]
+                    for i, label in enumerate(labels)
+                ],
+            )
+        )
+    return sections
 
 
 def soak_sections(runs: list[Run]) -> list[Section]:
@@ -376,7 +422,7 @@ def hops_section(runs: list[Run]) -> Section | None:
             h = meta.asgi_hops
             if h is None:
                 continue
-            label = f"{name} [{run.run_id[-6:]}]" if len(runs) > 1 else name
+            label = f"{name} [{run.run_tag}]" if len(runs) > 1 else name
             if not h.counted:
                 rows.append([label, "", "", h.why, ""])
                 continue
@@ -497,6 +543,7 @@ def commands_section(runs: list[Run]) -> Section:
 
 def build(runs: list[Run]) -> list[Section]:
     sections: list[Section] = [
+        *version_sections(runs),
         *scenario_sections(runs),
         *latency_sections(runs),
         *soak_sections(runs),

@@ -137,6 +137,11 @@ class Pair:
 
     run_id: str
     entry: PairResult
+    tag: str = ""  # how reports name its run: a matrix cell's label, else the run id's end
+
+    @property
+    def run_tag(self) -> str:
+        return self.tag or self.run_id[-6:]
 
     @property
     def server(self) -> str:
@@ -229,10 +234,15 @@ class Run:
     path: Path
     document: RunDocument
     pairs: list[Pair]
+    tag: str = ""  # a matrix cell's label (--matrix), else ""
 
     @property
     def run_id(self) -> str:
         return self.document.run_id
+
+    @property
+    def run_tag(self) -> str:
+        return self.tag or self.run_id[-6:]
 
     @property
     def plan(self) -> PlanRecord:
@@ -249,7 +259,7 @@ class Run:
         return [p for p in self.pairs if p.scenario == scenario]
 
 
-def load_run(path: Path) -> Run:
+def load_run(path: Path, tag: str = "") -> Run:
     """A benchmark results file; ResultsError (one sentence) for anything else."""
     document = store.load(path, kind="benchmark")
     if not document.results:
@@ -257,5 +267,26 @@ def load_run(path: Path) -> Run:
     return Run(
         path=path,
         document=document,
-        pairs=[Pair(run_id=document.run_id, entry=e) for e in document.results],
+        pairs=[Pair(run_id=document.run_id, entry=e, tag=tag) for e in document.results],
+        tag=tag,
     )
+
+
+def load_runs(path: Path) -> list[Run]:
+    """A results file as runs: a matrix file (--matrix) gives each cell's run, named by
+    its cell; any other file, its own run."""
+    try:
+        head = path.read_text(encoding="utf-8")[:4000]
+    except OSError:
+        head = ""
+    if '"kind": "matrix"' not in head:
+        return [load_run(path)]
+    document = store.load_matrix(path)
+    runs = [
+        load_run(Path(c.run_file), tag=c.label)
+        for c in document.cells
+        if c.status == "ok" and c.run_file
+    ]
+    if not runs:
+        raise store.ResultsError(f"{path}: no cell of this matrix has results")
+    return runs

@@ -291,6 +291,7 @@ def matrix_main(command: BaseCommand, opts: RunOptions, options: dict[str, Any])
 
     axes = matrix_plan.parse(str(options["matrix"]))
     matrix.check_options(opts, options.get("matrix_base"), axes)
+    select(opts)  # servers, scenarios and their file checked here, before any cell is built
     console = console_for(command.stdout, no_color=bool(options.get("no_color")))
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.reports import report
-from djbench.results.analysis import load_run
+from djbench.results.analysis import load_runs
 from djbench.results.store import ResultsError
 
 
@@ -16,7 +16,9 @@ class Command(BaseCommand):
     help = "Make a self-contained HTML report (and/or Markdown) from runbench results files."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("results", type=Path, nargs="+")
+        parser.add_argument(
+            "results", type=Path, nargs="+", help="results files, or a --matrix run's matrix.json"
+        )
         parser.add_argument("--html", type=Path, help="HTML file to write")
         parser.add_argument("--markdown", type=Path, help="Markdown file to write")
 
@@ -29,7 +31,7 @@ class Command(BaseCommand):
         **options: Any,
     ) -> None:
         try:
-            runs = [load_run(path) for path in results]
+            runs = [run for path in results for run in load_runs(path)]
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if html is None and markdown is None:

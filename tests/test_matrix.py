@@ -1,0 +1,358 @@
+"""runbench --matrix: parsing and planning, then live matrices built with uv.
+
+The live tests build real environments (uv resolves from PyPI, or from uv's cache when
+the index is out of reach). They do not depend on the database, so they run in the
+SQLite pass only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from djbench.launch import envs
+from djbench.plan import matrix
+from djbench.plan.options import OptionError
+from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
+from djbench.results import store
+from djbench.run.matrix import inputs
+
+# --- parsing and planning ----------------------------------------------------------------
+
+
+def test_axes_cells_and_pins() -> None:
+    axes = matrix.parse("Django=5.2,6.0; python=3.12")
+    assert axes == {"django": ["5.2", "6.0"], "python": ["3.12"]}
+    cells = matrix.cells(axes)
+    assert [c.label for c in cells] == ["django=5.2,python=3.12", "django=6.0,python=3.12"]
+    assert cells[0].requirements() == ["django>=5.2,<5.3"]  # python is not a package
+    assert matrix.pin("django", "5.2.3") == "django==5.2.3"
+    assert matrix.pin("django", "5") == "django>=5,<6"
+    assert matrix.pin("django", "~=5.1") == "django~=5.1"
+    four = matrix.cells(matrix.parse("django=5.2,6.0;psycopg=3.2,3.3"))
+    assert len(four) == 4 and len({c.slug for c in four}) == 4
+    assert matrix.base_cell(cells, None) == cells[0]
+    refs = matrix.cells(matrix.parse("ref=main,HEAD"))
+    assert matrix.base_cell(refs, "HEAD").label == "ref=HEAD"
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        ("django", "AXIS=V1,V2"),
+        ("django=5.2", "at least two cells"),
+        ("django=5.2;django=6.0", "twice"),
+        ("django=five", "is not a version"),
+        ("python=3", "versions like 3.12"),
+        ("a=1,2;b=1,2;c=1,2;d=1,2", "at most 8"),
+    ],
+)
+def test_bad_matrices_are_one_sentence(raw: str, words: str) -> None:
+    with pytest.raises(OptionError, match=words) as caught:
+        matrix.parse(raw)
+    assert "\n" not in str(caught.value)
+
+
+def test_bad_base_names_the_cells() -> None:
+    cells = matrix.cells(matrix.parse("django=5.2,6.0"))
+    with pytest.raises(OptionError, match=re.escape("valid: django=5.2, django=6.0")):
+        matrix.base_cell(cells, "7.0")
+
+
+def test_a_cells_requirements(tmp_path: Path) -> None:
+    opts = RunOptions(servers=["gunicorn-sync", "uvicorn"], proxies=["none", "caddy"])
+    project = Project(
+        directory=tmp_path,
+        settings_module="x.settings",
+        wsgi_app="x.wsgi:application",
+        asgi_app="x.asgi:application",
+        deploy_dir=tmp_path,
+        scenarios=tmp_path,
+        setup_commands=(),
+        requirements=("djbench[sample]", f"-r {tmp_path}/requirements.txt"),
+    )
+    elsewhere = tmp_path / "tree"
+    lines = inputs(project, elsewhere, Path("/src/djbench"), opts)
+    # djbench from its checkout with the servers' extras (and the project's own extras
+    # of djbench); the project's file read in the cell's copy of the project.
+    assert lines == [
+        "-e /src/djbench[caddy,gunicorn,sample,uvicorn]",
+        f"-r {elsewhere}/requirements.txt",
+    ]
+    released = inputs(project, tmp_path, None, RunOptions(servers=["daphne"]))
+    assert released[0].startswith("djbench[daphne,sample]==")
+
+
+def test_uv_failure_is_one_line() -> None:
+    text = (
+        "  × No solution found when resolving dependencies:\n"  # noqa: RUF001 (uv's own text)
+        "  ╰─▶ Because only django<=6.0.10 is available and you require django>=99,\n"
+        "      we can conclude that your requirements are unsatisfiable.\n"
+    )
+    said = envs._uv_failure(text)
+    assert said.startswith("Because only django") and "\n" not in said
+
+
+def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
+    for args, words in (
+        (["--matrix", "django=5.2"], "at least two cells"),
+        (["--matrix", "django=5.2,6.0", "--matrix-base", "4.2"], "is not a cell"),
+        (["--matrix", "django=5.2,6.0", "--soak", "1m"], "run the soak in each"),
+    ):
+        with pytest.raises(CommandError, match=words) as caught:
+            call_command("runbench", *args, "--output", str(tmp_path), stdout=StringIO())
+        assert caught.value.returncode == 2
+
+
+# --- live ----------------------------------------------------------------------------------
+
+
+def _sqlite_pass_only() -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
+
+
+def _index_or_skip(error: str) -> None:
+    """uv could not reach the package index and its cache did not have what it needs."""
+    if any(w in error for w in ("Failed to fetch", "dns error", "Could not connect", "offline")):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the package index is out of reach (CI=true): {error}")
+        pytest.skip(f"the package index is out of reach: {error}")
+
+
+@pytest.mark.servers
+def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
+    live_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _sqlite_pass_only()
+    monkeypatch.setenv("DJBENCH_CACHE", str(tmp_path / "cache"))
+    out = StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "runbench",
+            "--matrix",
+            "django=5.1,5.2,99.0",
+            "--matrix-base",
+            "5.1",
+            "--servers",
+            "gunicorn-sync",
+            "--scenarios",
+            "health-sync,movies-sync",
+            "--trials",
+            "2",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0.2",
+            "--ws-idle",
+            "0",
+            "--output",
+            str(tmp_path / "out"),
+            stdout=out,
+        )
+    text = out.getvalue()
+    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
+    document = store.load_matrix(path)
+    cells = {c.label: c for c in document.cells}
+    bad = cells["django=99.0"]
+    if bad.reason:
+        _index_or_skip(bad.reason)
+    # The cell that cannot be built: uv's reason, one line; the others ran.
+    assert caught.value.returncode == 1
+    assert bad.status == "failed" and bad.reason and "\n" not in bad.reason
+    assert "django" in bad.reason and "unsatisfiable" in bad.reason, bad.reason
+    assert "django=99.0 could not run" in str(caught.value)
+    for label, series in (("django=5.1", "5.1."), ("django=5.2", "5.2.")):
+        cell = cells[label]
+        assert cell.status == "ok", cell.reason
+        assert cell.versions["django"].startswith(series)
+        assert cell.environment and Path(cell.environment, envs.READY).exists()
+        assert cell.run_file
+        run = store.load(Path(cell.run_file))
+        assert run.status == "complete" and run.environment.django.startswith(series)
+        # The cell's interpreter ran it, not this one.
+        assert run.environment.python == cell.python_version
+        [entry] = [e for e in run.results if e.scenario == "movies-sync"]
+        assert len(entry.trials) == 2 and [t.round for t in entry.trials] == [0, 1]
+        assert len(cell.commands) == 2 and "--until-round 1" in cell.commands[0]
+        assert "--resume" in cell.commands[1]
+    # Rounds alternate between the cells that were built, in a recorded seeded order.
+    assert len(document.order) == 2
+    assert all(sorted(r) == ["django=5.1", "django=5.2"] for r in document.order)
+    # Both cells resolved on one interpreter, so only Django differs.
+    assert cells["django=5.1"].python == cells["django=5.2"].python
+    [verdict] = document.verdicts
+    assert verdict.cell == "django=5.2" and verdict.base == "django=5.1"
+    assert sum(verdict.counts.values()) == 2 and verdict.shape_changes == []
+    assert "django=5.2 against django=5.1" in text
+    # The report reads the matrix file: a version axis, each cell's runs named by cell.
+    md = tmp_path / "report.md"
+    call_command("benchreport", str(path), "--markdown", str(md), stdout=StringIO())
+    report = md.read_text()
+    assert "## movies-sync: req/s by version" in report
+    assert "| server | django=5.1 | django=5.2 |" in report
+    assert "gunicorn-sync [django=5.2]" in report
+    # A second matrix with the same cells builds nothing: both environments are cached.
+    again = StringIO()
+    call_command(
+        "runbench",
+        "--matrix",
+        "django=5.1,5.2",
+        "--servers",
+        "gunicorn-sync",
+        "--scenarios",
+        "health-sync",
+        "--trials",
+        "1",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--ws-idle",
+        "0",
+        "--no-setup",
+        "--output",
+        str(tmp_path / "again"),
+        stdout=again,
+    )
+    [second] = (tmp_path / "again").glob("matrix-*/matrix.json")
+    assert all(c.cached for c in store.load_matrix(second).cells)
+
+
+SLOW_MIDDLEWARE = """
+import time
+
+
+class Slow:
+    \"\"\"The regression a pull request brings: 20 ms more per request.\"\"\"
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        time.sleep(0.02)
+        return self.get_response(request)
+"""
+
+SCENARIOS = """
+version = 1
+health_path = "/ping/"
+
+[[scenario]]
+name = "ping"
+path = "/ping/"
+expect = { status = 200, contains = ["pong"] }
+"""
+
+
+def git(root: Path, *argv: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.servers
+def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Path) -> None:
+    """A project nobody here wrote (startproject), in git: HEAD adds a middleware that
+    sleeps. --matrix ref=HEAD~1,HEAD runs both commits from worktrees and says worse."""
+    _sqlite_pass_only()
+    root = tmp_path / "mysite"
+    root.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "PYTHONPATH")
+    }
+    env["DJBENCH_CACHE"] = str(tmp_path / "cache")
+    subprocess.run(
+        [sys.executable, "-m", "django", "startproject", "mysite", str(root)],
+        cwd=root,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    (root / "mysite" / "views.py").write_text(
+        "from django.http import HttpResponse\n\n\ndef ping(request):\n"
+        '    return HttpResponse("pong")\n'
+    )
+    urls = root / "mysite" / "urls.py"
+    urls.write_text(
+        urls.read_text()
+        .replace(
+            "from django.urls import path", "from django.urls import path\n\nfrom . import views"
+        )
+        .replace("]", '    path("ping/", views.ping),\n]')
+    )
+    settings = root / "mysite" / "settings.py"
+    settings.write_text(settings.read_text() + '\nINSTALLED_APPS += ["djbench"]\n')
+    (root / "loadtests").mkdir()
+    (root / "loadtests" / "default.toml").write_text(SCENARIOS)
+    (root / ".gitignore").write_text("db.sqlite3\n__pycache__/\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a project")
+    (root / "mysite" / "slow.py").write_text(SLOW_MIDDLEWARE)
+    settings.write_text(settings.read_text() + 'MIDDLEWARE = ["mysite.slow.Slow", *MIDDLEWARE]\n')
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a pull request")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "runbench",
+            "--matrix",
+            "ref=HEAD~1,HEAD",
+            "--servers",
+            "gunicorn-sync",
+            "--trials",
+            "6",
+            "--duration",
+            "0.5",
+            "--warmup",
+            "0.2",
+            "--concurrency",
+            "4",
+            "--ws-idle",
+            "0",
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
+    document = store.load_matrix(path)
+    for cell in document.cells:
+        if cell.reason:
+            _index_or_skip(cell.reason)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "got worse" in done.stderr
+    before, after = document.cells
+    assert before.commit and after.commit and before.commit != after.commit
+    assert before.project_dir and "worktrees" in before.project_dir
+    assert before.python == after.python
+    [verdict] = document.verdicts
+    assert verdict.cell == "ref=HEAD" and len(verdict.worse) == 1, verdict
+    assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
+    # The two runs answered alike: the regression is speed, not a changed answer.
+    assert verdict.shape_changes == []
+    data = json.loads(path.read_text())
+    assert data["kind"] == "matrix"
