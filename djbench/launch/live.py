@@ -9,12 +9,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from djbench.launch.process import (
     RECORD_DIR,
+    ExistingTree,
     ProcessTree,
     ServerError,
     check_port_free,
@@ -57,6 +62,10 @@ class Deployment:
     # Settings variant (--axis): environment variables the server starts with.
     variant: tuple[tuple[str, str], ...] = ()
     recycle: Recycle | None = None  # --recycle; None: off, as in any benchmark
+    # --target: an already-running deployment (nothing is started), and its process
+    # tree's leader when --target-pid names it (memory is sampled only then).
+    target: str | None = None
+    target_pid: int | None = None
 
     @property
     def label(self) -> str:
@@ -124,6 +133,10 @@ def deploy(
     project: Project, deployment: Deployment, run_dir: Path, health_path: str
 ) -> Iterator[LiveServer]:
     """Start the server (and proxy), wait until the health path answers, stop on exit."""
+    if deployment.target is not None:
+        with attach(deployment, run_dir, health_path) as live:
+            yield live
+        return
     spec = deployment.server
     missing = spec.missing()
     if missing:
@@ -222,3 +235,51 @@ def deploy(
         if proxy is not None:
             proxy.stop()
         server.stop()
+
+
+@contextlib.contextmanager
+def attach(deployment: Deployment, run_dir: Path, health_path: str) -> Iterator[LiveServer]:
+    """--target: a deployment djbench did not start. Its health path must answer; its
+    process tree (--target-pid) is sampled, never signalled."""
+    assert deployment.target is not None
+    url = urllib.parse.urlsplit(deployment.target)
+    host, port = url.hostname or HOST, url.port or 80
+    tree = ExistingTree(
+        "target", deployment.target_pid, run_dir / "logs" / f"{deployment.slug}.target.log"
+    )
+    tree.start()
+    started = time.monotonic()
+    check = f"{url.scheme}://{url.netloc}{health_path}"
+    try:
+        with urllib.request.urlopen(check, timeout=10) as response:
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except (urllib.error.URLError, OSError) as exc:
+        raise ServerError(
+            f"the target {deployment.target} does not answer {health_path}: "
+            f"{getattr(exc, 'reason', exc)}"
+        ) from None
+    if status != 200:
+        raise ServerError(f"the target answers {health_path} with HTTP {status}, not 200")
+    yield LiveServer(
+        deployment=deployment,
+        server=tree,
+        proxy=None,
+        host=host,
+        port=port,
+        startup_seconds=time.monotonic() - started,
+        threads=None,
+        # Not a command djbench ran: where the load went (and whose memory was read).
+        commands={
+            "target": Command(
+                argv=[deployment.target],
+                shell=deployment.target
+                + (
+                    f" (process tree of PID {deployment.target_pid})"
+                    if deployment.target_pid
+                    else ""
+                ),
+            )
+        },
+    )

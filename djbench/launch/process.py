@@ -445,3 +445,48 @@ def terminate_on_signals() -> Iterator[None]:
                 late = interrupted and h in (signal.default_int_handler, signal.SIG_DFL)
                 signal.signal(s, signal.SIG_IGN if late else h)
             _FORCE.clear()
+
+
+class ExistingTree(ProcessTree):
+    """A process tree djbench did not start (--target-pid): watched, never signalled.
+
+    Memory is sampled from it like any other tree; start() and stop() do nothing,
+    because djbench stops only what it started. Without a PID it has no processes, and
+    no memory is reported.
+    """
+
+    def __init__(self, name: str, pid: int | None, log_path: Path) -> None:
+        super().__init__(name=name, argv=[], env={}, cwd=Path.cwd(), log_path=log_path)
+        self._pid = pid
+        self._leader: psutil.Process | None = None
+        if pid is not None:
+            try:
+                self._leader = psutil.Process(pid)
+            except psutil.NoSuchProcess:
+                raise ServerError(f"--target-pid {pid}: no such process") from None
+
+    @property
+    def pid(self) -> int:
+        return self._pid or 0
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+
+    def exited(self) -> int | None:
+        if self._leader is None:
+            return None  # nothing to watch: the target's health is its answers
+        return None if _alive(self._leader) else 0
+
+    def processes(self) -> list[psutil.Process]:
+        if self._leader is None or not _alive(self._leader):
+            return []
+        try:
+            return [self._leader, *self._leader.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        return None  # not ours to stop
+
+    def log_tail(self, lines: int = 15) -> str:
+        return ""

@@ -73,7 +73,7 @@ class ServerSpec:
     def missing(self) -> list[str]:
         """What is not installed for this server (empty when it can run)."""
         gone = [m for m in self.requires if importlib.util.find_spec(m) is None]
-        if executable_path(self.executable) is None:
+        if self.executable and executable_path(self.executable) is None:
             gone.append(self.executable)
         return gone
 
@@ -625,6 +625,36 @@ SERVERS: dict[str, ServerSpec] = {
         ),
     ]
 }
+
+
+def _no_build(spec: ServerSpec, config: LaunchConfig) -> Launch:
+    raise RuntimeError("a --target is not started by djbench")
+
+
+def target_spec(url: str) -> ServerSpec:
+    """The stand-in for an already-running deployment (--target): nothing to start,
+    nothing known of its server; WebSocket scenarios are tried and verified like any."""
+    return ServerSpec(
+        name="target",
+        interface="asgi",
+        websocket=True,
+        extra="",
+        requires=(),
+        executable="",
+        deploy_file="",
+        summary=f"an already-running deployment at {url}",
+        build=_no_build,
+        recycler=_daphne_recycle,
+        multi_worker=True,
+        features=Features(
+            http2="unknown",
+            http3="unknown",
+            reload="unknown",
+            recycle="unknown",
+            process_model="unknown (not started by djbench)",
+            checked_with="",
+        ),
+    )
 
 
 def resolve(names: list[str] | None) -> list[ServerSpec]:

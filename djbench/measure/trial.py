@@ -35,6 +35,9 @@ from djbench.results.model import Command, Notice, Trial, Warmup, WindowMemory, 
 
 DRAIN_SECONDS = 0.1  # wrk: let the warm-up's sockets close before wrk connects
 WATCH_INTERVAL = 0.01  # how often the driver's output is read for its window's edges
+# Drivers that run their own warm-up before their window, in the same run, and print
+# the window's edges (builtin: until throughput settles; Locust: a fixed warm-up).
+OWN_WINDOW = ("builtin", "locust")
 WINDOW_EDGE_LIMIT = 0.03  # wrk: flag a window whose end may have cut more than this share
 
 
@@ -48,6 +51,8 @@ class LoadSettings:
     sample_interval: float = 0.2
     settle_tolerance: float = 0.05  # the warm-up settles when two slices agree this well
     series: float | None = None  # a soak: the window as a time line, slices of this many s
+    driver_workers: int = 1  # Locust: worker processes
+    master_bind: str | None = None  # Locust: where its master listens (None: loopback)
 
 
 @dataclass
@@ -203,6 +208,8 @@ def load_spec(
         warmup=warmup,
         settle_tolerance=settings.settle_tolerance,
         series=settings.series,
+        workers=settings.driver_workers,
+        master_bind=settings.master_bind,
     )
 
 
@@ -259,7 +266,7 @@ def _run_driver(
         ran = drive(argv, {}, cpus, log, timeout, window)
         return _parse_ws(ran.output), ran
     spec = load_spec(live, scenario, connections, duration, settings, warmup)
-    announces = driver.name == "builtin"
+    announces = driver.name in OWN_WINDOW
     ran = drive(driver.argv(spec), driver.env(spec), cpus, log, timeout, window, announces)
     return driver.parse(ran.output), ran
 
@@ -270,7 +277,7 @@ def edge_bound(result: LoadResult, connections: int) -> float | None:
     wrk stops with every connection's request unanswered, so up to one request per
     connection that the server was working on is missing from the count.
     """
-    if result.in_flight is not None or not result.requests:
+    if result.in_flight is not None or result.steady_window or not result.requests:
         return None
     return round(connections / (result.requests + connections), 4)
 
@@ -421,7 +428,7 @@ def run_trial(
     progress line at every memory reading.
     """
     slug = f"{live.deployment.slug}-{scenario.name}-c{connections}"
-    same_process = driver.name == "builtin" and scenario.kind != "websocket"
+    same_process = driver.name in OWN_WINDOW and scenario.kind != "websocket"
     warmup: Warmup | None = None
     if settings.warmup > 0 and not same_process:
         warmer = driver if scenario.kind == "websocket" else DRIVERS["builtin"]

@@ -58,6 +58,15 @@ class RunOptions(BaseModel):
     # Settings axes: environment variable -> values; every combination is a variant.
     axes: dict[str, list[str]] = {}
     # --soak: one long window per pair (seconds), sampled as a time series.
+    # --driver locust: local worker processes, or where its master listens for remote ones
+    locust_workers: int = 1
+    locust_master_bind: str | None = None
+    # Load to (or a Locust master on) an address outside loopback needs saying so.
+    allow_remote_target: bool = False
+    # --target URL: an already-running deployment (no server started), and --target-pid
+    # the leader of its process tree on this machine (memory is sampled only then).
+    target: str | None = None
+    target_pid: int | None = None
     soak: float | None = None
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
@@ -149,9 +158,42 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         output=str(options.get("output") or "bench-results"),
         setup=not options.get("no_setup", False),
         axes=axes,
+        locust_workers=locust_workers(options.get("locust_workers")),
+        locust_master_bind=options.get("locust_master_bind"),
+        allow_remote_target=bool(options.get("allow_remote_target")),
+        target=target_url(options.get("target")),
+        target_pid=options.get("target_pid"),
         soak=soak_s,
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
     )
+
+
+def target_url(raw: Any) -> str | None:
+    """--target: an http:// URL with a host (its path, if any, is ignored: scenarios
+    carry their own)."""
+    if raw is None:
+        return None
+    from urllib.parse import urlsplit
+
+    url = urlsplit(str(raw))
+    if url.scheme != "http" or not url.hostname:
+        raise OptionError(
+            f"--target takes an http:// URL like http://127.0.0.1:8000, got {raw!r} "
+            "(the load drivers speak plain HTTP/1.1; put TLS in front of them elsewhere)"
+        )
+    try:
+        port = url.port
+    except ValueError:
+        raise OptionError(f"--target: {raw!r} has no valid port") from None
+    host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname
+    return f"http://{host}:{port or 80}"
+
+
+def locust_workers(raw: Any) -> int:
+    value = 1 if raw is None else raw
+    if not isinstance(value, int) or not 1 <= value <= 64:
+        raise OptionError("--locust-workers takes a count from 1 to 64")
+    return value
 
 
 def parse_axes(raw: str | None) -> dict[str, list[str]]:
@@ -215,6 +257,13 @@ def to_argv(opts: RunOptions) -> list[str]:
     if opts.axes:
         put("--axis", ";".join(f"{k}={','.join(v)}" for k, v in opts.axes.items()))
     put("--recycle", ";".join(opts.recycle) or None)
+    if opts.driver == "locust":
+        put("--locust-workers", opts.locust_workers)
+        put("--locust-master-bind", opts.locust_master_bind)
+    if opts.allow_remote_target:
+        argv.append("--allow-remote-target")
+    put("--target", opts.target)
+    put("--target-pid", opts.target_pid)
     if not opts.setup:
         argv.append("--no-setup")
     return argv

@@ -88,6 +88,30 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--driver", default="auto", help="auto, wrk or builtin (auto: builtin, steady-state windows)")
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
+    a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
+    a(
+        "--locust-master-bind",
+        metavar="HOST",
+        help="--driver locust: the master listens here and waits for --locust-workers "
+        "remote workers (outside loopback needs --allow-remote-target)",
+    )
+    a(
+        "--target",
+        metavar="URL",
+        help="benchmark an already-running deployment at this http:// URL (no server "
+        "started, no setup commands); loopback unless --allow-remote-target",
+    )
+    a(
+        "--target-pid",
+        type=int,
+        metavar="PID",
+        help="--target: the leader of its process tree here, to sample its memory",
+    )
+    a(
+        "--allow-remote-target",
+        action="store_true",
+        help="allow load to (and a Locust master on) an address outside loopback",
+    )
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
@@ -125,6 +149,8 @@ class Selection:
 
 def select(opts: RunOptions) -> Selection:
     project = current()
+    if opts.target is not None:
+        return select_target(project, opts)
     path = opts.scenario_file or project.scenarios
     try:
         scenario_file = scenarios.load(Path(path))
@@ -168,6 +194,57 @@ def select(opts: RunOptions) -> Selection:
     )
 
 
+def target_announcement(opts: RunOptions, plan: Plan) -> str:
+    """Where the load goes, how much and for how long: said before it starts."""
+    per_trial = opts.duration + opts.warmup
+    total = per_trial * plan.total_trials()
+    return (
+        f"Sending load to {opts.target} (not started by djbench): {len(plan.scenarios)} "
+        f"scenario(s) x {', '.join(str(c) for c in plan.concurrency)} connection(s) x "
+        f"{plan.trials} trial(s) of {opts.duration:g} s after {opts.warmup:g} s warm-up: "
+        f"about {total:.0f} s of load"
+        + (f" at {opts.rate:g} req/s" if opts.rate else " (closed loop: as fast as it answers)")
+    )
+
+
+def select_target(project: Project, opts: RunOptions) -> Selection:
+    """--target: one stand-in server, the scenarios, nothing started."""
+    from urllib.parse import urlsplit
+
+    from djbench.launch.servers import target_spec
+
+    assert opts.target is not None
+    if opts.servers or opts.proxies != ["none"]:
+        raise OptionError("--target starts no server: leave out --servers and --proxy")
+    host = urlsplit(opts.target).hostname or ""
+    if not loopback(host) and not opts.allow_remote_target:
+        raise OptionError(
+            f"--target {opts.target} is outside loopback: add --allow-remote-target to "
+            "send load there"
+        )
+    if opts.target_pid is not None and not loopback(host):
+        raise OptionError("--target-pid samples a process on this machine: loopback targets only")
+    if opts.soak is not None or opts.recycle:
+        raise OptionError("--target: --soak and --recycle need a server djbench starts")
+    path = opts.scenario_file or project.scenarios
+    try:
+        scenario_file = scenarios.load(Path(path))
+    except scenarios.ScenarioError as exc:
+        raise OptionError(str(exc)) from None
+    chosen = choose("scenario", ",".join(opts.scenarios), scenario_file.names())
+    _, driver_cpus = cpu_split(opts.cpus)
+    return Selection(
+        project=project,
+        scenario_file=scenario_file,
+        scenarios=scenario_file.select(chosen or None),
+        servers=[target_spec(opts.target)],
+        skipped={},
+        proxies=["none"],
+        server_cpus=(),
+        driver_cpus=driver_cpus,
+    )
+
+
 def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
     return [
         Deployment(
@@ -179,6 +256,8 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             port=opts.port,
             variant=variant,
             recycle=recycle,
+            target=opts.target,
+            target_pid=opts.target_pid,
         )
         for spec in selection.servers
         for proxy in selection.proxies
@@ -336,7 +415,7 @@ def list_all(console: Console, opts: RunOptions) -> None:
 def verify_only(
     command: BaseCommand, console: Console, selection: Selection, opts: RunOptions
 ) -> str | None:
-    if opts.setup:
+    if opts.setup and opts.target is None:
         setup_project(command, selection.project)
     selection.scenarios = sessions.prepare(selection.scenarios)
     run_id = new_run_id()
@@ -399,6 +478,14 @@ def benchmark(
         ) from None
     except DriverError as exc:
         raise OptionError(str(exc)) from None
+    if opts.locust_master_bind is not None:
+        if driver.name != "locust":
+            raise OptionError("--locust-master-bind is for --driver locust")
+        if not loopback(opts.locust_master_bind) and not opts.allow_remote_target:
+            raise OptionError(
+                f"--locust-master-bind {opts.locust_master_bind} is outside loopback: workers "
+                "on other machines would drive the load; add --allow-remote-target to mean it"
+            )
     chosen = selection.scenarios
     default_set = selection.scenario_file.profiles.get(opts.profile)
     if not opts.scenarios_given and default_set:
@@ -420,6 +507,8 @@ def benchmark(
         rate=opts.rate,
         max_error_rate=opts.max_error_rate,
         series=None if opts.soak is None else soak_interval(opts.soak),
+        driver_workers=opts.locust_workers,
+        master_bind=opts.locust_master_bind,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
     plan = Plan(
@@ -433,8 +522,10 @@ def benchmark(
         ws_idle=opts.ws_idle,
         seed=opts.seed,
     )
-    if opts.setup:
+    if opts.setup and opts.target is None:  # a target's data is its own
         setup_project(command, selection.project)
+    if opts.target is not None:
+        console.print(escape(target_announcement(opts, plan)))
     plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
     output = Path(opts.output)
     if document is not None:
@@ -505,6 +596,20 @@ def benchmark(
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     bad = [e for e in document.results if e.status in ("failed", "invalid")]
     return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+
+
+def loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost (names are resolved: a name may point anywhere)."""
+    import ipaddress
+    import socket
+
+    try:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except (socket.gaierror, UnicodeError):
+        return False
+    return bool(addresses) and all(
+        ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses
+    )
 
 
 def soak_scenarios(

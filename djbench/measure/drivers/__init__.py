@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from djbench.measure.drivers.base import Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.builtin import BuiltinDriver
+from djbench.measure.drivers.locust import LocustDriver
 from djbench.measure.drivers.wrk import WrkDriver
 
-DRIVERS: dict[str, Driver] = {"wrk": WrkDriver(), "builtin": BuiltinDriver()}
+DRIVERS: dict[str, Driver] = {
+    "wrk": WrkDriver(),
+    "builtin": BuiltinDriver(),
+    "locust": LocustDriver(),
+}
 
 
 def pick(name: str, needs_rate: bool = False) -> Driver:

@@ -38,6 +38,8 @@ class LoadSpec:
     warmup: float = 0.0
     settle_tolerance: float = 0.05
     series: float | None = None  # the builtin driver's time line (soak): seconds per slice
+    workers: int = 1  # driver processes that make the load (Locust's workers)
+    master_bind: str | None = None  # Locust: where the master listens for remote workers
 
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -59,6 +61,9 @@ class LoadResult:
     served: int | None = None  # connections answered at least once in the window
     warmup: dict[str, Any] | None = None  # the driver's own warm-up, when it ran one
     series: list[dict[str, Any]] = field(default_factory=list)  # --series slices, in order
+    # The driver counted completions inside its own window with the load running across
+    # both edges (builtin, Locust): nothing is cut at the window's end, unlike wrk's.
+    steady_window: bool = False
 
     @property
     def rps(self) -> float:
@@ -71,7 +76,15 @@ class LoadResult:
     def as_dict(self) -> dict[str, Any]:
         """The figures a Trial stores as they are (the rest is placed by the trial)."""
         data = asdict(self)
-        for key in ("unexpected", "status", "in_flight", "served", "warmup", "series"):
+        for key in (
+            "unexpected",
+            "status",
+            "in_flight",
+            "served",
+            "warmup",
+            "series",
+            "steady_window",
+        ):
             data.pop(key)
         data["rps"] = round(self.rps, 2)
         return data

@@ -83,4 +83,5 @@ class BuiltinDriver:
             served=data.get("connections_served"),
             warmup=data["warmup"],
             series=marked_lines(stdout, SERIES_MARKER),
+            steady_window=True,
         )

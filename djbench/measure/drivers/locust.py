@@ -1,0 +1,147 @@
+"""Locust (FastHttpUser, master and workers): the driver for more than one load machine.
+
+The field's Python engine for distributed load; djbench generates nothing by hand but
+the scenario's user (``locustfile.py`` beside this module, configured through one
+environment variable) and reads the merged result line its master prints.
+
+Facts (Locust 2.47): ``--processes N`` forks N local workers under one master (one
+process tree, so djbench stops it like any other); the master listens on every
+interface (``*``) unless told otherwise, so djbench always passes
+``--master-bind-host`` (loopback unless ``--locust-master-bind`` and
+``--allow-remote-target`` say otherwise); Locust's own response-time buckets round to
+whole milliseconds below 100 ms, 10 ms below 1 s and 100 ms above, so djbench's
+locustfile records each request's latency itself (HDR histogram, microseconds);
+``--run-time`` takes whole seconds. Remote workers run the same locustfile with
+``--worker --master-host HOST --master-port PORT`` and the same DJBENCH_LOCUST
+variable (README: "Two machines").
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import socket
+import subprocess
+from pathlib import Path
+
+from djbench.measure.drivers.base import DriverError, LoadResult, LoadSpec, marked_json
+
+LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+MARKER = "DJBENCH-LOCUST "
+VARIABLE = "DJBENCH_LOCUST"
+SEND_GRACE_S = 0.3  # the locustfile's: after a window closes, before the tallies are sent
+MARGIN_S = 2.0  # run time beyond warm-up + window + grace: the tallies reach the master
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+class LocustDriver:
+    name = "locust"
+    open_loop = False
+    install_hint = 'pip install "djbench[locust]"'
+
+    def available(self) -> bool:
+        from djbench.launch.servers import executable_path
+
+        return importlib.util.find_spec("locust") is not None and bool(executable_path("locust"))
+
+    def version(self) -> str | None:
+        from djbench.launch.servers import executable_path
+
+        exe = executable_path("locust")
+        if exe is None:
+            return None
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        text = (out.stdout or out.stderr).strip()
+        return " ".join(text.split()[:2]) if text else None
+
+    def run_time(self, spec: LoadSpec) -> int:
+        return math.ceil(spec.warmup + spec.duration + SEND_GRACE_S + MARGIN_S)
+
+    def argv(self, spec: LoadSpec) -> list[str]:
+        from djbench.launch.servers import executable_path
+
+        bind = spec.master_bind or "127.0.0.1"
+        port = str(_free_port("127.0.0.1" if spec.master_bind is None else bind))
+        argv = [
+            executable_path("locust") or "locust",
+            "-f",
+            str(LOCUSTFILE),
+            "--headless",
+            "--users",
+            str(spec.connections),
+            "--spawn-rate",
+            str(spec.connections),  # every user within the first second of the warm-up
+            "--run-time",
+            f"{self.run_time(spec)}s",
+            "--stop-timeout",
+            "1",
+            "--master-bind-host",
+            bind,
+            "--master-bind-port",
+            port,
+            "--loglevel",
+            "WARNING",
+            "--only-summary",
+        ]
+        if spec.master_bind is None:
+            # Local workers, one process tree; the forked workers connect to
+            # --master-host/--master-port (not to the bind address: both are given).
+            argv += ["--processes", str(spec.workers), "--master-host", bind, "--master-port", port]
+        else:
+            argv += ["--master", "--expect-workers", str(spec.workers)]  # remote workers join
+        return argv
+
+    def env(self, spec: LoadSpec) -> dict[str, str]:
+        config = {
+            "base_url": spec.url().rsplit(spec.path, 1)[0] if spec.path else spec.url(),
+            "method": spec.method,
+            "paths": list(spec.paths) or [spec.path],
+            "body": spec.body or "",
+            "headers": {
+                **dict(spec.headers),
+                **({"Content-Type": spec.content_type} if spec.content_type else {}),
+            },
+            "expect_status": spec.expect_status,
+            "warmup": spec.warmup,
+            "duration": spec.duration,
+            "timeout": spec.timeout,
+            "workers": spec.workers,
+        }
+        return {VARIABLE: json.dumps(config), "PYTHONUNBUFFERED": "1"}
+
+    def parse(self, stdout: str) -> LoadResult:
+        data = marked_json(stdout, MARKER, "Locust")
+        reported, expected = data.get("workers_reported", 0), data.get("workers_expected", 1)
+        if reported < expected:
+            raise DriverError(
+                f"only {reported} of {expected} Locust worker(s) reported their window; "
+                "the figures would be partial"
+            )
+        latency = {k: round(v / 1000, 3) for k, v in (data.get("latency_us") or {}).items()}
+        return LoadResult(
+            requests=data["requests"],
+            duration_s=data["duration_s"],
+            errors=data["errors"],
+            non_2xx=data["non_2xx"],
+            latency_ms=latency,
+            unexpected=data["unexpected"],
+            status=data["status"],
+            warmup={"seconds": data.get("warmup_s", 0.0), "settled": None},
+            steady_window=True,
+            extra={
+                k: data[k]
+                for k in (
+                    "workers_reported",
+                    "workers_expected",
+                    "locust_total_requests",
+                    "locust_total_failures",
+                )
+                if k in data
+            },
+        )

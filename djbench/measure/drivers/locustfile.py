@@ -1,0 +1,206 @@
+"""The locustfile of djbench's Locust driver: one scenario, read from DJBENCH_LOCUST.
+
+Run by Locust itself (``locust -f .../locustfile.py``), never imported by runbench:
+Locust monkey-patches the standard library with gevent on import.
+
+Every request's latency (microseconds, not Locust's own buckets, which round to whole
+milliseconds below 100 ms) goes into an HDR histogram in the worker that made it, when
+it completes inside the window [start + warmup, start + warmup + duration] of that
+worker's own clock. When the window closes, each worker sends its histogram and counts
+to the master (Locust's worker-to-master messages, so remote workers need no shared
+disk); the master merges them and prints one ``DJBENCH-LOCUST`` line when it quits,
+with Locust's own totals beside them (to check against the server's access log).
+With no worker (a local run) the single process does both.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import gevent
+from hdrh.histogram import HdrHistogram
+from locust import FastHttpUser, constant, events, task
+from locust.runners import MasterRunner, WorkerRunner
+
+SPEC: dict[str, Any] = json.loads(os.environ.get("DJBENCH_LOCUST", "{}") or "{}")
+MAX_LATENCY_US = 120_000_000
+MARKER = "DJBENCH-LOCUST "
+WINDOW_MARKER = "DJBENCH-WINDOW "
+SEND_GRACE_S = 0.3  # after the window closes: requests answered late are not counted
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
+        self.requests = 0
+        self.errors: dict[str, int] = {}
+        self.non_2xx = 0
+        self.unexpected = 0
+        self.status: dict[str, int] = {}
+        self.opened: float | None = None
+        self.closed: float | None = None
+
+    def inside(self, now: float) -> bool:
+        return (
+            self.opened is not None
+            and self.opened <= now
+            and (self.closed is None or now <= self.closed)
+        )
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "histogram": base64.b64encode(self.histogram.encode()).decode()
+            if self.histogram.get_total_count()
+            else "",
+            "requests": self.requests,
+            "errors": self.errors,
+            "non_2xx": self.non_2xx,
+            "unexpected": self.unexpected,
+            "status": self.status,
+        }
+
+
+TALLY = Tally()
+MERGED: list[dict[str, Any]] = []
+
+
+def _record(response_time: float, status: int, exception: Any) -> None:
+    now = time.monotonic()
+    if not TALLY.inside(now):
+        return
+    if exception is not None and not status:
+        text = f"{type(exception).__name__} {exception}".lower()
+        kind = "timeout" if "timeout" in text else "connect" if "refused" in text else "read"
+        TALLY.errors[kind] = TALLY.errors.get(kind, 0) + 1
+        return
+    TALLY.requests += 1
+    TALLY.histogram.record_value(min(max(1, int(response_time * 1000)), MAX_LATENCY_US))
+    TALLY.status[str(status)] = TALLY.status.get(str(status), 0) + 1
+    if not 200 <= status < 300:
+        TALLY.non_2xx += 1
+    expected = SPEC.get("expect_status")
+    if (status != expected) if expected else not 200 <= status < 300:
+        TALLY.unexpected += 1
+
+
+class ScenarioUser(FastHttpUser):
+    """One connection of the scenario: requests back to back (closed loop)."""
+
+    wait_time = constant(0)
+    host = SPEC.get("base_url", "http://127.0.0.1")
+
+    def on_start(self) -> None:
+        self.index = 0
+
+    @task
+    def one(self) -> None:
+        paths = SPEC.get("paths") or ["/"]
+        path = paths[self.index % len(paths)]
+        self.index += 1
+        started = time.perf_counter()
+        status = 0
+        failure: Any = None
+        try:
+            with self.client.request(
+                SPEC.get("method", "GET"),
+                path,
+                data=SPEC.get("body") or None,
+                headers=SPEC.get("headers") or None,
+                catch_response=True,
+                timeout=SPEC.get("timeout", 10.0),
+            ) as response:
+                status = response.status_code or 0
+                failure = response.error if not status else None
+                if status:
+                    response.success()  # djbench judges statuses itself (expect.status)
+                else:
+                    response.failure(str(failure or "no response"))
+        except Exception as exc:  # a connection that failed before any response
+            failure = exc
+        _record((time.perf_counter() - started) * 1000, status, failure)
+
+
+def _window(environment: Any) -> None:
+    """Open and close this process's window on its own clock, then report."""
+    warmup, duration = float(SPEC.get("warmup", 0)), float(SPEC.get("duration", 1))
+    gevent.sleep(warmup)
+    TALLY.opened = time.monotonic()
+    if not isinstance(environment.runner, WorkerRunner):
+        _mark("open")
+    gevent.sleep(duration)
+    TALLY.closed = time.monotonic()
+    if not isinstance(environment.runner, WorkerRunner):
+        _mark("closed")
+    gevent.sleep(SEND_GRACE_S)
+    if isinstance(environment.runner, WorkerRunner):
+        environment.runner.send_message("djbench_tally", TALLY.payload())
+    elif not isinstance(environment.runner, MasterRunner):
+        MERGED.append(TALLY.payload())
+
+
+def _mark(event: str) -> None:
+    sys.stdout.write(f"{WINDOW_MARKER}{event} {time.monotonic():.6f}\n")
+    sys.stdout.flush()
+
+
+@events.init.add_listener
+def _on_init(environment: Any, **_: Any) -> None:
+    if isinstance(environment.runner, MasterRunner):
+        environment.runner.register_message(
+            "djbench_tally", lambda environment, msg, **kw: MERGED.append(msg.data)
+        )
+
+
+@events.test_start.add_listener
+def _on_test_start(environment: Any, **_: Any) -> None:
+    gevent.spawn(_window, environment)
+
+
+@events.quitting.add_listener
+def _on_quitting(environment: Any, **_: Any) -> None:
+    if isinstance(environment.runner, WorkerRunner):
+        return
+    histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
+    totals: dict[str, Any] = {"requests": 0, "non_2xx": 0, "unexpected": 0}
+    errors: dict[str, int] = {"connect": 0, "read": 0, "write": 0, "timeout": 0}
+    status: dict[str, int] = {}
+    for part in MERGED:
+        if part["histogram"]:
+            histogram.decode_and_add(base64.b64decode(part["histogram"]))
+        for key in totals:
+            totals[key] += part[key]
+        for key, n in part["errors"].items():
+            errors[key] = errors.get(key, 0) + n
+        for key, n in part["status"].items():
+            status[key] = status.get(key, 0) + n
+    total = environment.stats.total
+    result = {
+        **totals,
+        "duration_s": float(SPEC.get("duration", 1)),
+        "warmup_s": float(SPEC.get("warmup", 0)),
+        "errors": errors,
+        "status": status,
+        "latency_us": {
+            "p50": histogram.get_value_at_percentile(50),
+            "p90": histogram.get_value_at_percentile(90),
+            "p99": histogram.get_value_at_percentile(99),
+            "p999": histogram.get_value_at_percentile(99.9),
+            "max": histogram.get_max_value(),
+            "mean": histogram.get_mean_value(),
+        }
+        if histogram.get_total_count()
+        else {},
+        "workers_reported": len(MERGED),
+        "workers_expected": int(SPEC.get("workers", 1)),
+        # Locust's own counts over the whole run (warm-up included): what it sent and
+        # had answered, to hold against the server's access log.
+        "locust_total_requests": total.num_requests,
+        "locust_total_failures": total.num_failures,
+    }
+    sys.stdout.write(MARKER + json.dumps(result) + "\n")
+    sys.stdout.flush()
