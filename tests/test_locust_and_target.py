@@ -1,0 +1,211 @@
+"""--driver locust (a master and two workers) and --target (a server djbench did not
+start), on loopback only; the refusals for anything outside it; Locust output that
+cannot be used, as a sentence."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import psutil
+import pytest
+from django.core.management import CommandError, call_command
+
+from djbench.launch.process import free_port
+from djbench.measure.drivers import DRIVERS, DriverError
+from djbench.measure.drivers.locust import MARKER, LocustDriver
+from djbench.results import store
+from tests.live import ROOT
+
+
+def _need_locust() -> None:
+    if not DRIVERS["locust"].available():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail('Locust is not installed (CI=true: make venv installs "djbench[locust]")')
+        pytest.skip('Locust is not installed: pip install "djbench[locust]"')
+
+
+@pytest.fixture
+def own_server(live_database: str, tmp_path: Path) -> Iterator[tuple[str, int, Path]]:
+    """A gunicorn started by the test (not by djbench), with an access log."""
+    port = free_port()
+    log = tmp_path / "access.log"
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--access-logfile",
+            str(log),
+            "sampleproject.wsgi:application",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "sampleproject.settings"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/api/sync/health", timeout=2):
+                break
+        except OSError:
+            time.sleep(0.1)
+    try:
+        yield url, proc.pid, log
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("runbench", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+@pytest.mark.servers
+def test_locust_master_and_two_workers_agree_with_the_servers_access_log(
+    own_server: tuple[str, int, Path], tmp_path: Path
+) -> None:
+    _need_locust()
+    url, pid, log = own_server
+    out = run(
+        "--target",
+        url,
+        "--target-pid",
+        str(pid),
+        "--driver",
+        "locust",
+        "--locust-workers",
+        "2",
+        "--scenarios",
+        "health-sync",
+        "--trials",
+        "1",
+        "--duration",
+        "2",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "8",
+        "--ws-idle",
+        "0",
+        "--output",
+        str(tmp_path / "out"),
+    )
+    assert f"Sending load to {url} (not started by djbench)" in out
+    [path] = (tmp_path / "out").glob("*.json")
+    document = store.load(path)
+    [entry] = document.results
+    assert entry.server == "target" and entry.status == "ok", entry.reason
+    assert entry.driver == "locust"
+    [trial] = entry.trials
+    assert trial.valid and trial.requests > 100
+    extra = trial.extra
+    assert extra["workers_reported"] == extra["workers_expected"] == 2
+    # Microsecond latencies, not Locust's whole-millisecond buckets.
+    assert trial.latency_ms.p50 is not None and trial.latency_ms.p50 != round(trial.latency_ms.p50)
+    # The server was not started by djbench: its memory was read from --target-pid, and
+    # it is still running after the run.
+    assert trial.memory_mb is not None and trial.memory_mb.pss_peak > 0
+    assert psutil.pid_exists(pid)
+    # Every request Locust counted is in the server's access log (Locust's user agent),
+    # and the other way round, within 0.5%.
+    time.sleep(0.5)
+    lines = [ln for ln in log.read_text().splitlines() if "gevent-http-client" in ln]
+    counted = extra["locust_total_requests"]
+    assert abs(len(lines) - counted) <= 0.005 * counted, (len(lines), counted)
+    # The exact command is recorded, and it ran Locust with two workers on loopback.
+    assert trial.driver_command is not None
+    assert "--processes 2" in trial.driver_command.shell
+    assert "--master-bind-host 127.0.0.1" in trial.driver_command.shell
+
+
+@pytest.mark.servers
+def test_target_runs_the_gate_and_never_stops_the_server(
+    own_server: tuple[str, int, Path], tmp_path: Path
+) -> None:
+    url, pid, _ = own_server
+    out = run(
+        "--target",
+        url,
+        "--scenarios",
+        "health-sync,movies-sync",
+        "--trials",
+        "1",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.2",
+        "--ws-idle",
+        "0",
+        "--output",
+        str(tmp_path / "out"),
+    )
+    [path] = (tmp_path / "out").glob("*.json")
+    document = store.load(path)
+    assert {e.scenario: e.status for e in document.results} == {
+        "health-sync": "ok",
+        "movies-sync": "ok",
+    }
+    assert all(e.verify and e.verify.status == "ok" for e in document.results)
+    # No --target-pid: no memory figures rather than someone else's.
+    assert all(t.memory_mb is None for e in document.results for t in e.trials)
+    assert document.results[0].command["target"].shell == url
+    assert psutil.pid_exists(pid) and "Results:" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--target", "http://192.0.2.10:8000"], "outside loopback: add --allow-remote-target"),
+        (["--target", "https://127.0.0.1:8000"], "takes an http:// URL"),
+        (["--target", "http://127.0.0.1:8000", "--servers", "uvicorn"], "starts no server"),
+        (
+            ["--target", "http://192.0.2.10:8000", "--allow-remote-target", "--target-pid", "1"],
+            "loopback targets only",
+        ),
+        (
+            ["--driver", "locust", "--locust-master-bind", "0.0.0.0"],
+            "outside loopback: workers on other machines",
+        ),
+        (["--locust-master-bind", "127.0.0.1"], "is for --driver locust"),
+        (["--driver", "locust", "--locust-workers", "0"], "--locust-workers takes a count"),
+    ],
+)
+def test_refusals_are_one_line(args: list[str], words: str, tmp_path: Path) -> None:
+    if "locust" in args and "--locust-workers" not in args:
+        _need_locust()
+    with pytest.raises(CommandError, match=words) as caught:
+        run("--no-setup", "--output", str(tmp_path), *args)
+    assert caught.value.returncode == 2 and "\n" not in str(caught.value)
+
+
+def test_unusable_locust_output_is_a_sentence() -> None:
+    driver = LocustDriver()
+    with pytest.raises(DriverError, match="Locust printed no result line"):
+        driver.parse("[2026-11-30 06:42:41] vm/INFO/locust.main: Shutting down (exit code 1)\n")
+    with pytest.raises(DriverError, match="not JSON"):
+        driver.parse(MARKER + '{"requests": 1\n')
+    partial = (
+        MARKER + '{"requests": 10, "non_2xx": 0, "unexpected": 0, "duration_s": 1.0, '
+        '"errors": {}, "status": {"200": 10}, "latency_us": {"p50": 1500}, '
+        '"workers_reported": 1, "workers_expected": 2}\n'
+    )
+    with pytest.raises(DriverError, match="only 1 of 2 Locust worker"):
+        driver.parse(partial)
+    whole = partial.replace('"workers_reported": 1', '"workers_reported": 2')
+    result = driver.parse(whole)
+    assert result.requests == 10 and result.latency_ms["p50"] == 1.5 and result.steady_window
