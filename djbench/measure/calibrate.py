@@ -1,8 +1,9 @@
 """How far this machine's measurements can be trusted: the load drivers' ceiling and
 the sampler's cost. Figures, not tests: printed and saved, never asserted.
 
-- Driver ceiling: wrk and the builtin driver against the same fast target (Caddy
-  answering a static 200 from memory, written in Go), interleaved, pinned apart.
+- Driver ceiling: wrk, the builtin driver and Locust (one worker: its ceiling per
+  worker) against the same fast target (Caddy answering a static 200 from memory,
+  written in Go), interleaved, pinned apart.
 - Observer cost: a Django server's req/s with runbench's memory/CPU sampler on and off,
   interleaved, at runbench's default concurrency, with 1 and 4 workers.
 - Agreement: runbench's trial (warm-up, sampler, window) against an independent run of
@@ -77,6 +78,9 @@ def _load(
         connections=connections,
         duration=duration,
         threads=max(1, len(cpus)),
+        # Locust's users need a moment to spawn; its window follows a fixed warm-up.
+        warmup=1.0 if driver_name == "locust" else 0.0,
+        workers=1,
     )
     ran = drive(driver.argv(spec), driver.env(spec), cpus, log, duration * 3 + 60)
     return driver.parse(ran.output).rps, round(driver_cpu_percent(ran, cpus), 1)
@@ -108,7 +112,7 @@ def driver_ceiling(
             "XDG_CONFIG_HOME": str(work / "config"),
         },
     )
-    names = [n for n in ("wrk", "builtin") if DRIVERS[n].available()]
+    names = [n for n in ("wrk", "builtin", "locust") if DRIVERS[n].available()]
     found: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     with running(tree):
         tree.wait_ready(f"http://127.0.0.1:{port}/")
@@ -265,6 +269,9 @@ def run(
         if "wrk" in by_name and "builtin" in by_name:
             report["builtin_over_wrk"] = round(by_name["builtin"] / by_name["wrk"], 3)
             say(f"builtin / wrk = {report['builtin_over_wrk']:.2f}")
+        if "wrk" in by_name and "locust" in by_name:
+            report["locust_worker_over_wrk"] = round(by_name["locust"] / by_name["wrk"], 3)
+            say(f"one Locust worker / wrk = {report['locust_worker_over_wrk']:.2f}")
         report["observer"] = []
         report["agreement"] = []
         for workers in (1, 4):
