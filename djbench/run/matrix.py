@@ -83,6 +83,8 @@ def extras(opts: RunOptions) -> list[str]:
     found = [SERVERS[n].extra for n in names if n in SERVERS]
     if "caddy" in opts.proxies:
         found.append("caddy")
+    if opts.driver == "locust":
+        found.append("locust")
     return sorted(set(found))
 
 
@@ -435,4 +437,6 @@ def problem(document: MatrixDocument) -> str | None:
 def check_options(opts: RunOptions, raw_base: str | None, axes: dict[str, list[str]]) -> None:
     if opts.soak is not None:
         raise OptionError("--matrix and --soak: run the soak in each environment separately")
+    if opts.target is not None:
+        raise OptionError("--matrix builds environments to start servers in; --target starts none")
     plan.base_cell(plan.cells(axes), raw_base)  # a bad --matrix-base is one line, now
