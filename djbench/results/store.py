@@ -7,12 +7,13 @@ guide read only these files, and only through :func:`load`.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -20,6 +21,12 @@ from djbench.results import migrate
 from djbench.results.model import SCHEMA_VERSION, MatrixDocument, RunDocument
 
 READABLE_VERSIONS = (1, SCHEMA_VERSION)
+M = TypeVar("M", RunDocument, MatrixDocument)
+
+
+def now() -> str:
+    """The time a document records (UTC, to the second)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 class ResultsError(ValueError):
@@ -107,13 +114,16 @@ def parse(data: Any, source: str, kind: str | None = None) -> RunDocument:
             data = migrate.from_v1({"run_id": Path(source).stem, **data})
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ResultsError(f"{source} is a malformed schema-1 results file") from None
+    return _validated(RunDocument, data, f"{source} is not a valid djbench results file")
+
+
+def _validated(model: type[M], data: Any, what: str) -> M:
     try:
-        return RunDocument.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ResultsError(
-            f"{source} is not a valid djbench results file: {_where(dict(first))}: "
-            f"{first['msg']} ({exc.error_count()} problem(s))"
+            f"{what}: {_where(dict(first))}: {first['msg']} ({exc.error_count()} problem(s))"
         ) from None
 
 
@@ -138,10 +148,4 @@ def load_matrix(path: Path) -> MatrixDocument:
         raise ResultsError(f"{path} is not a djbench matrix file") from None
     if not isinstance(data, dict) or data.get("kind") != "matrix":
         raise ResultsError(f"{path} is not a djbench matrix file")
-    try:
-        return MatrixDocument.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ResultsError(
-            f"{path} is not a valid matrix file: {_where(dict(first))}: {first['msg']}"
-        ) from None
+    return _validated(MatrixDocument, data, f"{path} is not a valid matrix file")

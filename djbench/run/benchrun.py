@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as dt
 import secrets
 from argparse import ArgumentParser
 from collections.abc import Iterator
@@ -151,12 +150,7 @@ def select(opts: RunOptions) -> Selection:
     project = current()
     if opts.target is not None:
         return select_target(project, opts)
-    path = opts.scenario_file or project.scenarios
-    try:
-        scenario_file = scenarios.load(Path(path))
-    except scenarios.ScenarioError as exc:
-        raise OptionError(str(exc)) from None
-    chosen = choose("scenario", ",".join(opts.scenarios), scenario_file.names())
+    scenario_file, chosen = scenario_choice(project, opts)
     names = choose("server", ",".join(opts.servers), SERVERS)
     proxies = choose("proxy", ",".join(opts.proxies), PROXIES) or ["none"]
     server_cpus, driver_cpus = cpu_split(opts.cpus)
@@ -207,6 +201,16 @@ def target_announcement(opts: RunOptions, plan: Plan) -> str:
     )
 
 
+def scenario_choice(project: Project, opts: RunOptions) -> tuple[scenarios.ScenarioFile, list[str]]:
+    """The scenario file (checked) and the scenarios --scenarios names in it."""
+    path = opts.scenario_file or project.scenarios
+    try:
+        scenario_file = scenarios.load(Path(path))
+    except scenarios.ScenarioError as exc:
+        raise OptionError(str(exc)) from None
+    return scenario_file, choose("scenario", ",".join(opts.scenarios), scenario_file.names())
+
+
 def select_target(project: Project, opts: RunOptions) -> Selection:
     """--target: one stand-in server, the scenarios, nothing started."""
     from urllib.parse import urlsplit
@@ -226,12 +230,7 @@ def select_target(project: Project, opts: RunOptions) -> Selection:
         raise OptionError("--target-pid samples a process on this machine: loopback targets only")
     if opts.soak is not None or opts.recycle:
         raise OptionError("--target: --soak and --recycle need a server djbench starts")
-    path = opts.scenario_file or project.scenarios
-    try:
-        scenario_file = scenarios.load(Path(path))
-    except scenarios.ScenarioError as exc:
-        raise OptionError(str(exc)) from None
-    chosen = choose("scenario", ",".join(opts.scenarios), scenario_file.names())
+    scenario_file, chosen = scenario_choice(project, opts)
     _, driver_cpus = cpu_split(opts.cpus)
     return Selection(
         project=project,
@@ -425,7 +424,7 @@ def verify_only(
     document = RunDocument(
         run_id=run_id,
         kind="verify",
-        started=_now(),
+        started=store.now(),
         environment=environment.collect(selection.project, tools()),
         plan=plan_record(selection, opts, selection.scenarios),
         skipped=selection.skipped,
@@ -448,17 +447,13 @@ def verify_only(
             on_done=done,
         )
     document.status = "complete"
-    document.finished = _now()
+    document.finished = store.now()
     store.write_atomic(path, document)
     print_matrix(console, document)
     print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     failed = sorted({e.label for e in document.results if e.status == "failed"})
     return f"verification failed for {', '.join(failed)} (see above)" if failed else None
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def benchmark(
@@ -588,7 +583,7 @@ def benchmark(
         )
         return None
     document.status = "complete"
-    document.finished = _now()
+    document.finished = store.now()
     recorder.save()
     print_results(console, document)
     print_soak(console, document)
@@ -703,7 +698,7 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
         run_id=run_id,
         kind="benchmark",
         status="running",
-        started=_now(),
+        started=store.now(),
         environment=environment.collect(
             selection.project, {**tools(), "driver": plan.driver.version()}
         ),

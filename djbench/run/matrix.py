@@ -108,10 +108,6 @@ def inputs(project: Project, project_dir: Path, source: Path | None, opts: RunOp
     return [first, *lines]
 
 
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
 def build_cells(
     project: Project,
     opts: RunOptions,
@@ -383,7 +379,7 @@ def main(
     path = out / "matrix.json"
     document = MatrixDocument(
         matrix_id=matrix_id,
-        started=_now(),
+        started=store.now(),
         axes=settings.axes,
         base=base_cell.label,
         seed=seed,
@@ -411,7 +407,7 @@ def main(
     base = next(s for s in states if s.cell == base_cell)
     document.verdicts = verdicts(states, base, settings)
     document.status = "complete"
-    document.finished = _now()
+    document.finished = store.now()
     store.write_atomic(path, document)
     return document, path
 
