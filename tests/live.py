@@ -67,3 +67,34 @@ def watch_children(
 
 def still_running(processes: dict[int, psutil.Process]) -> list[psutil.Process]:
     return [p for p in processes.values() if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+# A census of the processes one runbench started, whatever they became: every process
+# inherits this variable from the runbench a test starts (servers, their workers, load
+# drivers, proxies), so counting it machine-wide counts even what the test never saw.
+MARK = "DJBENCH_TEST_RUN"
+
+
+def marked(mark: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.environ().get(MARK) == mark and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def census(test: str, mark: str, during: int, seconds: float = 5.0) -> int:
+    """Processes still carrying `mark` after up to `seconds` (0 is the only right answer);
+    the line is appended to $DJBENCH_CENSUS when set (the figures of the kill tests)."""
+    deadline = time.monotonic() + seconds
+    left = marked(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = marked(mark)
+    if path := os.environ.get("DJBENCH_CENSUS"):
+        with Path(path).open("a") as f:
+            f.write(f"{test}: before 0, during {during}, after {len(left)}\n")
+    return len(left)

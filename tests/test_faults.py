@@ -21,7 +21,7 @@ from django.core.management import CommandError, call_command
 
 from djbench.results import store
 from tests import services
-from tests.live import ROOT, prepare, still_running, watch_children
+from tests.live import MARK, ROOT, census, marked, prepare, still_running, watch_children
 
 pytestmark = pytest.mark.servers
 
@@ -149,18 +149,21 @@ def server_processes(seen: dict[int, psutil.Process], name: str) -> list[psutil.
 def test_a_worker_killed_mid_trial_is_recorded_and_the_run_goes_on(
     live_database: str, tmp_path: Path
 ) -> None:
+    mark = f"worker-kill-{os.getpid()}-{time.monotonic_ns()}"
     proc = runbench(
         "--servers", "gunicorn-sync", "--workers", "2", "--scenarios", "health-sync",
-        "--trials", "2", "--duration", "3", "--output", str(tmp_path),
+        "--trials", "2", "--duration", "3", "--output", str(tmp_path), env={MARK: mark},
     )  # fmt: skip
     seen = watch_children(proc.pid, until=driving, timeout=120)
     time.sleep(1.0)  # inside the warm-up or the window
+    during = len(marked(mark))
     gunicorns = server_processes(seen, "gunicorn")
     workers = [p for p in gunicorns if p.ppid() in {g.pid for g in gunicorns}]
     assert len(workers) == 2, gunicorns
     workers[0].send_signal(signal.SIGKILL)
     seen.update(watch_children(proc.pid, until=lambda _: False, timeout=0.5))
     finish(proc, seen)
+    assert census("a gunicorn worker SIGKILLed mid-trial", mark, during) == 0
     document = results(tmp_path)
     assert document is not None and document["status"] == "complete"
     [entry] = document["results"]
@@ -173,12 +176,14 @@ def test_a_worker_killed_mid_trial_is_recorded_and_the_run_goes_on(
 def test_a_master_killed_mid_trial_fails_that_server_and_the_run_goes_on(
     live_database: str, tmp_path: Path
 ) -> None:
+    mark = f"master-kill-{os.getpid()}-{time.monotonic_ns()}"
     proc = runbench(
         "--servers", "gunicorn-sync,uvicorn", "--scenarios", "health-sync", "--trials", "2",
-        "--duration", "3", "--output", str(tmp_path),
+        "--duration", "3", "--output", str(tmp_path), env={MARK: mark},
     )  # fmt: skip
     seen = watch_children(proc.pid, until=driving, timeout=120)
     time.sleep(1.0)
+    during = len(marked(mark))
     masters = [
         p
         for p in server_processes(seen, "gunicorn") + server_processes(seen, "uvicorn")
@@ -189,6 +194,7 @@ def test_a_master_killed_mid_trial_fails_that_server_and_the_run_goes_on(
     masters[0].send_signal(signal.SIGKILL)
     seen.update(watch_children(proc.pid, until=lambda _: False, timeout=0.5))
     _, err = finish(proc, seen)
+    assert census("a server's master SIGKILLed mid-trial", mark, during) == 0
     assert proc.returncode == 1
     assert (
         err.strip().splitlines()[-1] == "CommandError: 1 pair(s) failed or were invalid (see above)"

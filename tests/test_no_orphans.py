@@ -17,16 +17,16 @@ from django.core.management import call_command
 
 from djbench.launch.process import RECORD_DIR, TOKEN_VARIABLE
 from djbench.measure.drivers import DRIVERS
-from tests.live import ROOT, still_running, watch_children
+from tests.live import MARK, ROOT, census, marked, still_running, watch_children
 
 pytestmark = pytest.mark.servers
 
 
-def runbench(*args: str) -> subprocess.Popen[str]:
+def runbench(*args: str, mark: str = "") -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "manage.py", "runbench", "--no-setup", *args],
         cwd=ROOT,
-        env=os.environ.copy(),
+        env={**os.environ, MARK: mark},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -53,6 +53,8 @@ def is_driver(proc: psutil.Process) -> bool:
 def test_sigkill_mid_trial_leaves_nothing(live_database: str, tmp_path: Path) -> None:
     # gunicorn-sync with two workers: the master dies by its parent-death signal, the
     # orphaned workers by the watchdog; the load driver too.
+    mark = f"sigkill-{os.getpid()}-{time.monotonic_ns()}"
+    assert marked(mark) == []
     proc = runbench(
         "--servers",
         "gunicorn-sync",
@@ -70,6 +72,7 @@ def test_sigkill_mid_trial_leaves_nothing(live_database: str, tmp_path: Path) ->
         "wrk" if DRIVERS["wrk"].available() else "builtin",
         "--output",
         str(tmp_path),
+        mark=mark,
     )
     seen = watch_children(
         proc.pid,
@@ -77,11 +80,13 @@ def test_sigkill_mid_trial_leaves_nothing(live_database: str, tmp_path: Path) ->
         timeout=90,
     )
     before = len(still_running(seen))
+    during = len(marked(mark))  # runbench, gunicorn's master and workers, the driver
     assert any(is_driver(p) for p in seen.values()), "no timed window started"
     proc.kill()
     proc.communicate(timeout=30)
     left = gone_within(seen, 5.0)
     assert left == [], f"{before} processes before, left after 5 s: {left}"
+    assert census("SIGKILL of runbench mid-trial", mark, during) == 0
     # The records the run kept of its process groups are gone with them.
     assert list(tmp_path.glob(f"*/{RECORD_DIR}/*.json")) == []
 
@@ -131,7 +136,8 @@ def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
 ) -> None:
     # Hypercorn takes the longest to stop gracefully (about 1.7 s here): the second
     # Ctrl-C lands while runbench waits for it.
-    proc = runbench("--verify-only", "--servers", "hypercorn", "--output", str(tmp_path))
+    mark = f"second-sigint-{os.getpid()}-{time.monotonic_ns()}"
+    proc = runbench("--verify-only", "--servers", "hypercorn", "--output", str(tmp_path), mark=mark)
 
     def serving(seen: dict[int, psutil.Process]) -> bool:
         return any("hypercorn" in " ".join(p.cmdline()) for p in still_running(seen))
@@ -139,6 +145,7 @@ def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
     seen = watch_children(proc.pid, until=serving, timeout=60)
     assert serving(seen), "runbench started no server"
     time.sleep(0.5)
+    during = len(marked(mark))
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
@@ -146,3 +153,4 @@ def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert gone_within(seen, 2.0) == []
+    assert census("two SIGINTs during cleanup", mark, during) == 0
