@@ -28,7 +28,7 @@ from djbench.launch.process import (
     pinned,
 )
 from djbench.launch.proxy import caddy_launch, caddy_missing
-from djbench.launch.servers import LaunchConfig, ServerSpec
+from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
@@ -66,6 +66,10 @@ class Deployment:
     # tree's leader when --target-pid names it (memory is sampled only then).
     target: str | None = None
     target_pid: int | None = None
+    # --tune / --config-from: a candidate layout's label (its workers and threads are
+    # the fields above) and its server-specific knobs (djbench.plan.tuning).
+    config: str | None = None
+    knobs: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -73,6 +77,8 @@ class Deployment:
         base = self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
         if self.variant:
             base += "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
+        if self.config is not None:
+            base += "{" + self.config + "}"
         return base if self.recycle is None else f"{base} recycle={self.recycle.label}"
 
     @property
@@ -170,6 +176,7 @@ def deploy(
         asgi_app=project.asgi_app,
         config_file=config_file,
         recycle=deployment.recycle,
+        extra_args=tuple(knob_argv(spec.name, deployment.knobs)),
     )
     try:
         launch = spec.launch(config)

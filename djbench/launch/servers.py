@@ -32,6 +32,7 @@ class LaunchConfig:
     asgi_app: str
     config_file: Path  # the server's deploy/ file: the project's own, or djbench's default
     recycle: Recycle | None = None  # --recycle; None: recycling off as in any benchmark
+    extra_args: tuple[str, ...] = ()  # a tuned candidate's knobs (knob_argv), before the app
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,25 @@ def _args_file(spec: ServerSpec, config: LaunchConfig) -> list[str]:
     return kept
 
 
+# Knobs a tuning candidate may set besides workers and threads, as each server's flags.
+KNOB_FLAGS = {
+    ("gunicorn-gevent", "worker_connections"): "--worker-connections",
+    ("granian-asgi", "runtime_threads"): "--runtime-threads",
+    ("granian-wsgi", "runtime_threads"): "--runtime-threads",
+}
+
+
+def knob_argv(server: str, knobs: tuple[tuple[str, str], ...]) -> list[str]:
+    """The flags of a candidate's knobs for this server (an unknown knob is an error)."""
+    argv: list[str] = []
+    for name, value in knobs:
+        flag = KNOB_FLAGS.get((server, name))
+        if flag is None:
+            raise ValueError(f"{server} has no knob {name!r}")
+        argv += [flag, value]
+    return argv
+
+
 def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:
     return config.threads if config.threads is not None else spec.default_threads
 
@@ -311,6 +331,7 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
         ]
         if worker_class == "gthread":
             argv += ["--threads", str(threads)]
+        argv += config.extra_args
         argv.append(config.wsgi_app if app == "wsgi" else config.asgi_app)
         return Launch(argv=argv, threads=threads if worker_class == "gthread" else 1)
 
@@ -390,6 +411,7 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
         if interface == "wsgi":
             threads = _threads(spec, config)
             argv += ["--blocking-threads", str(threads)]
+        argv += config.extra_args
         argv.append(config.wsgi_app if interface == "wsgi" else config.asgi_app)
         return Launch(argv=argv, threads=threads)
 

@@ -67,6 +67,13 @@ class RunOptions(BaseModel):
     # the leader of its process tree on this machine (memory is sampled only then).
     target: str | None = None
     target_pid: int | None = None
+    # --tune: a bounded search for each server's best configuration (djbench.plan.tuning)
+    tune: bool = False
+    tune_budget: float = 900.0
+    objective: str = "rps"
+    slo_p99: float | None = None
+    config_from: str | None = None  # a tuning run whose best configurations to rerun
+    workers_auto: bool = False  # --workers auto: each server's recommended layout
     soak: float | None = None
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
@@ -109,6 +116,9 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         if options.get("duration") is not None:
             raise OptionError("--soak sets the window's length; leave out --duration")
         profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s}
+    if options.get("tune") and soak_s is None:
+        # Many short windows: the search gives the open questions more of them.
+        defaults = {**defaults, "duration": 1.5, "warmup": 0.5}
     trials, duration, warmup = pick("trials"), pick("duration"), pick("warmup")
     if trials < 1:
         raise OptionError("--trials takes a whole number of at least 1")
@@ -116,9 +126,25 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         raise OptionError(f"--duration takes seconds above 0 and at most {MAX_DURATION:.0f}")
     if not 0 <= warmup <= MAX_DURATION:
         raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
-    workers = options.get("workers", 1)
+    raw_workers = options.get("workers", 1)
+    workers_auto = str(raw_workers) == "auto"
+    try:
+        workers = 1 if workers_auto else int(raw_workers)
+    except (TypeError, ValueError):
+        raise OptionError(f"--workers takes auto or a whole number, got {raw_workers!r}") from None
     if workers < 1:
-        raise OptionError("--workers takes a whole number of at least 1")
+        raise OptionError("--workers takes auto or a whole number of at least 1")
+    tune = bool(options.get("tune"))
+    objective = options.get("objective") or "rps"
+    if objective not in ("rps", "rps-per-100mb"):
+        raise OptionError(f"--objective {objective!r}; valid: rps, rps-per-100mb")
+    slo = options.get("slo_p99")
+    if slo is not None and slo <= 0:
+        raise OptionError("--slo-p99 takes milliseconds above 0")
+    budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
+    if tune and options.get("config_from"):
+        raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
+
     threads = options.get("threads")
     if threads is not None and threads < 1:
         raise OptionError("--threads takes a whole number of at least 1")
@@ -162,6 +188,12 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         locust_master_bind=options.get("locust_master_bind"),
         allow_remote_target=bool(options.get("allow_remote_target")),
         target=target_url(options.get("target")),
+        tune=tune,
+        tune_budget=budget,
+        objective=objective,
+        slo_p99=slo,
+        config_from=options.get("config_from"),
+        workers_auto=workers_auto,
         target_pid=options.get("target_pid"),
         soak=soak_s,
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
@@ -236,7 +268,7 @@ def to_argv(opts: RunOptions) -> list[str]:
     put("--scenarios", ",".join(opts.scenarios) or None)
     put("--scenario-file", opts.scenario_file)
     put("--proxy", ",".join(opts.proxies))
-    put("--workers", opts.workers)
+    put("--workers", "auto" if opts.workers_auto else opts.workers)
     put("--threads", opts.threads)
     put("--cpus", opts.cpus)
     put("--port", opts.port)
@@ -262,6 +294,7 @@ def to_argv(opts: RunOptions) -> list[str]:
         put("--locust-master-bind", opts.locust_master_bind)
     if opts.allow_remote_target:
         argv.append("--allow-remote-target")
+    put("--config-from", opts.config_from)
     put("--target", opts.target)
     put("--target-pid", opts.target_pid)
     if not opts.setup:

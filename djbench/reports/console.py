@@ -17,6 +17,7 @@ from djbench.reports.words import (
     broadcast_text,
     growth_text,
     hop_causes,
+    pair_name,
     restarts_text,
     say,
     ws_short,
@@ -145,9 +146,7 @@ def _rps_cell(entry: PairResult) -> str:
 
 
 def _server(entry: PairResult) -> str:
-    """The server's name, with its settings variant (--axis) and recycling when asked."""
-    name = f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
-    return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
+    return pair_name(entry)
 
 
 def print_soak(console: Console, document: RunDocument) -> None:
@@ -311,3 +310,32 @@ def print_matrix_result(console: Console, document: MatrixDocument) -> None:
             console.print(f"  [red]answer changed[/] {escape(line)}")
         for line in v.plan_differences:
             console.print(f"  [yellow]plans differ[/] {escape(line)}")
+
+
+def print_tuning(console: Console, document: RunDocument) -> None:
+    """--tune: each server's best configuration, what else was tried, what was cut."""
+    record = document.tuning
+    if record is None:
+        return
+    table = Table(
+        title=f"Tuning: each server at its best ({record.objective}; "
+        f"{record.spent_s:.0f} s of {record.budget_s:.0f} s)",
+        title_justify="left",
+    )
+    for column in ("server", "best configuration", "rounds", "req/s per round", "tried"):
+        table.add_column(column)
+    for server in dict.fromkeys(c.server for c in record.candidates):
+        tried = [c for c in record.candidates if c.server == server]
+        best = next((c for c in tried if c.outcome == "best"), None)
+        table.add_row(
+            escape(server),
+            escape(best.config) if best else "[red]none scored[/]",
+            str(best.rounds) if best else "",
+            ", ".join(f"{r:,.0f}" for r in best.rps) if best else "",
+            str(len(tried)),
+        )
+    console.print(table)
+    for line in record.skipped:
+        console.print(f"[yellow]cut[/] {escape(line)}")
+    for server, path in record.files.items():
+        console.print(f"{escape(server)}: {escape(path)}")

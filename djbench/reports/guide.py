@@ -185,7 +185,9 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
         winners_all: list[str] = []
         excluded_all: list[str] = []
         for scenario in by_workload.get(workload, []):
-            direct = [p for p in run.by_scenario(scenario) if p.proxy == "none"]
+            direct = [
+                p for p in run.by_scenario(scenario) if p.proxy == "none" and _compared(run, p)
+            ]
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
@@ -220,8 +222,74 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
             text = "\n".join(f"- {line}" for line in lines)
         if workload == "websocket":
             text += _ws_idle_text(run)
-        found.append(Recommendation(workload, title, text, sorted(set(winners_all)), excluded_all))
+        found.append(
+            Recommendation(
+                workload, f"{title}: {_basis(run)}", text, sorted(set(winners_all)), excluded_all
+            )
+        )
     return found
+
+
+def _basis(run: Run) -> str:
+    """Which comparison a throughput verdict is: equal configurations, or tuned bests."""
+    tuned = run.document.tuning is not None
+    return "each at its best (tuned)" if tuned else "equal configuration"
+
+
+def _compared(run: Run, pair: Pair) -> bool:
+    """In a --tune run only each server's best configuration is compared."""
+    tuning = run.document.tuning
+    return tuning is None or tuning.best.get(pair.server) == pair.entry.config
+
+
+def tuning_recommendation(run: Run) -> Recommendation:
+    """What --tune found for each server, what it tried, and what the budget cut."""
+    title = "Each server at its best (tuning)"
+    record = run.document.tuning
+    if record is None:
+        return Recommendation(
+            "tuning",
+            title,
+            "Not measured in this run: this run compares every server at the same "
+            "configuration (`--workers`, `--threads`). Run `--tune` to search each "
+            "server's best on this machine, or `--workers auto` for the layout each "
+            "server's documentation recommends.",
+        )
+    lines = [
+        f"Objective: {record.objective}"
+        + (f" with p99 <= {record.slo_p99_ms:g} ms" if record.slo_p99_ms else "")
+        + f"; {record.method}; {record.server_cpus} server CPU(s); "
+        f"{record.spent_s:.0f} s of a {record.budget_s:.0f} s budget.",
+        "",
+    ]
+    for server in sorted({c.server for c in record.candidates}):
+        tried = [c for c in record.candidates if c.server == server]
+        best = next((c for c in tried if c.outcome == "best"), None)
+        if best is None:
+            lines.append(
+                f"- **{server}**: no configuration answered correctly ({len(tried)} tried)."
+            )
+            continue
+        rps = ", ".join(f"{r:,.0f}" for r in best.rps)
+        others = "; ".join(
+            f"{c.config} ({c.outcome}"
+            + (f" after round {c.dropped_after}" if c.dropped_after else "")
+            + (f", {statistics.median(c.rps):,.0f} req/s" if c.rps else "")
+            + ")"
+            for c in tried
+            if c is not best
+        )
+        where = record.files.get(server, "")
+        lines.append(
+            f"- **{server}**: `{best.config}` ({best.rounds} round(s): {rps} req/s"
+            + (f"; file `{where}`" if where else "")
+            + ")"
+            + (f". Also tried: {others}" if others else ". Nothing else to try at this budget")
+            + "."
+        )
+    if record.skipped:
+        lines += ["", "Cut by the budget: " + "; ".join(record.skipped)]
+    return Recommendation("tuning", title, "\n".join(lines))
 
 
 def _ws_idle_text(run: Run) -> str:
@@ -462,6 +530,7 @@ def recycling_recommendation(run: Run) -> Recommendation:
 def recommendations(run: Run) -> list[Recommendation]:
     return [
         *throughput_recommendations(run),
+        tuning_recommendation(run),
         memory_recommendation(run),
         proxy_recommendation(run),
         *axis_recommendations(run),

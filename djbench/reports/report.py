@@ -18,6 +18,7 @@ from djbench.reports.words import (
     hop_causes,
     md_cell,
     md_text,
+    pair_name,
     restarts_text,
     say,
     ws_short,
@@ -49,9 +50,7 @@ def _label(pair: Pair, many_runs: bool) -> str:
 def _row_name(pair: Pair, many_runs: bool) -> str:
     """A table row's server cell: the server with its variant and recycling (the proxy
     has its own column), and its run's tag when several runs are shown."""
-    e = pair.entry
-    name = f"{e.server}[{e.variant_label}]" if e.variant else e.server
-    name = f"{name} recycle={e.recycle}" if e.recycle is not None else name
+    name = pair_name(pair.entry)
     return f"{name} [{pair.run_tag}]" if many_runs else name
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.model import Growth, Notice, Timeline, WsIdle
+from djbench.results.model import Growth, Notice, PairResult, Timeline, WsIdle
 
 
 def _list(values: Any) -> str:
@@ -142,6 +142,14 @@ def broadcast_text(rates: tuple[float, float, int]) -> str:
         f"{deliveries:,.0f} deliveries/s out (the req/s column counts deliveries; latency "
         "is each delivery's fan-out time)"
     )
+
+
+def pair_name(entry: PairResult) -> str:
+    """A pair's server as tables show it: its settings variant (--axis), tuned layout
+    (--tune) and recycling (--recycle) included; the proxy has a column of its own."""
+    name = f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
+    name = f"{name}{{{entry.config}}}" if entry.config is not None else name
+    return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
 
 
 SOAK_TREND_MIN_S = 600  # below it, a memory trend per hour is an extrapolation

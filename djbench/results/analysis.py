@@ -174,6 +174,8 @@ class Pair:
     @property
     def key(self) -> tuple[str, str, int | None, str, str]:
         variant = self.entry.variant_label
+        if self.entry.config is not None:
+            variant = f"{variant}{{{self.entry.config}}}"
         if self.entry.recycle is not None:
             variant = f"{variant} recycle={self.entry.recycle}".strip()
         return (self.server, self.scenario, self.concurrency, self.proxy, variant)

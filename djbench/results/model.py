@@ -302,6 +302,10 @@ class PairResult(Model):
     recycle_ignored: list[str] = Field(
         default_factory=list, description="parts of --recycle this server has no option for"
     )
+    config: str | None = Field(
+        default=None, description="a tuned candidate's layout and knobs (--tune, --config-from)"
+    )
+    knobs: dict[str, str] = Field(default_factory=dict, description="its server-specific knobs")
     scenario: str
     concurrency: int | None = None
     interface: str | None = None
@@ -330,6 +334,7 @@ class PairResult(Model):
     def label(self) -> str:
         base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
         base = f"{base}[{self.variant_label}]" if self.variant else base
+        base = f"{base}{{{self.config}}}" if self.config is not None else base
         return f"{base} recycle={self.recycle}" if self.recycle is not None else base
 
 
@@ -454,6 +459,39 @@ class Environment(Model):
     redis: str | None = Field(default=None, description="Redis server version (REDIS_URL)")
 
 
+class TuneCandidate(Model):
+    """One configuration a --tune search tried, and how far it went."""
+
+    server: str
+    config: str
+    workers: int
+    threads: int | None = None
+    knobs: dict[str, str] = Field(default_factory=dict)
+    rounds: int = 0
+    rps: list[float] = Field(default_factory=list, description="per round, over scenarios")
+    p99_ms: list[float] = Field(default_factory=list, description="per round, the worst")
+    pss_mb: list[float] = Field(default_factory=list)
+    score: float | None = None
+    outcome: Literal["best", "dropped", "undecided", "failed"] = "undecided"
+    dropped_after: int | None = Field(default=None, description="the round it lost in")
+    why: str = ""
+
+
+class TuneRecord(Model):
+    """A --tune search: its objective, budget, every candidate, each server's best."""
+
+    objective: str
+    slo_p99_ms: float | None = None
+    budget_s: float
+    spent_s: float = 0.0
+    server_cpus: int = 1
+    method: str = "successive halving: one more trial per surviving candidate a round"
+    candidates: list[TuneCandidate] = Field(default_factory=list)
+    best: dict[str, str] = Field(default_factory=dict, description="server -> config")
+    files: dict[str, str] = Field(default_factory=dict, description="server -> tuned file")
+    skipped: list[str] = Field(default_factory=list, description="what the budget cut")
+
+
 class RunDocument(Model):
     """A results file: a benchmark run or a verify-only run."""
 
@@ -470,6 +508,7 @@ class RunDocument(Model):
     )
     deployment_rounds: list[DeploymentRound] = Field(default_factory=list)
     results: list[PairResult] = Field(default_factory=list)
+    tuning: TuneRecord | None = Field(default=None, description="--tune: the search")
 
 
 class MatrixCell(Model):

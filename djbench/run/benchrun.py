@@ -32,7 +32,7 @@ from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.measure import environment, hops, sampler
 from djbench.measure.drivers import DRIVERS, DriverError, pick
 from djbench.measure.trial import LoadSettings
-from djbench.plan import scenarios
+from djbench.plan import scenarios, tuning
 from djbench.plan.options import OptionError, choose, cpu_split
 from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
@@ -46,11 +46,12 @@ from djbench.reports.console import (
     print_results,
     print_skipped,
     print_soak,
+    print_tuning,
 )
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import resume, sessions, variants
+from djbench.run import resume, sessions, tune, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -114,6 +115,16 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
+    a(
+        "--tune",
+        action="store_true",
+        help="search each server's best configuration (processes, threads, its own knobs) "
+        "within --tune-budget; the best are written to the run folder's tuned/",
+    )
+    a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
+    a("--objective", help="--tune: rps (default) or rps-per-100mb")
+    a("--slo-p99", type=float, metavar="MS", help="--tune: a p99 above this scores nothing")
+    a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
     a(
         "--soak",
         metavar="DURATION",
@@ -245,7 +256,7 @@ def select_target(project: Project, opts: RunOptions) -> Selection:
 
 
 def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
-    return [
+    every = [
         Deployment(
             server=spec,
             proxy=proxy,
@@ -262,6 +273,14 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
         for proxy in selection.proxies
         for variant in opts.variants()
         for recycle in opts.recycles()
+    ]
+    if not opts.workers_auto:
+        return every
+    # --workers auto: each server's documented layout for the CPUs it is pinned to.
+    cpus = max(1, len(selection.server_cpus))
+    return [
+        tune.deployment(d, tuning.recommended(d.server.name, cpus)) if d.server.multi_worker else d
+        for d in every
     ]
 
 
@@ -506,6 +525,13 @@ def benchmark(
         master_bind=opts.locust_master_bind,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
+    if opts.config_from is not None:
+        to_run = from_tuning(opts, to_run, console)
+    if opts.tune and (opts.proxies != ["none"] or opts.axes or opts.recycle or opts.target):
+        raise OptionError(
+            "--tune searches one deployment per server: leave out --proxy caddy, --axis, "
+            "--recycle and --target"
+        )
     plan = Plan(
         deployments=to_run,
         scenarios=chosen,
@@ -549,13 +575,39 @@ def benchmark(
             f"{list(selection.driver_cpus) or 'unpinned'}"
         )
     )
+    total = plan.total_trials()
+    if opts.tune:
+        cpus = max(1, len(selection.server_cpus))
+        count = sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
+        total = 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
+        console.print(
+            escape(
+                f"Tuning: {count} candidate configuration(s) over {len(plan.deployments)} "
+                f"server(s), objective {opts.objective}"
+                + (f" with p99 <= {opts.slo_p99:g} ms" if opts.slo_p99 else "")
+                + f", budget {opts.tune_budget:.0f} s"
+            )
+        )
     try:
         with (
             terminate_on_signals(),
             pinned_self(selection.driver_cpus),
-            progress_bar(console, plan.total_trials()) as progress,
+            progress_bar(console, total) as progress,
         ):
-            run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
+            if opts.tune:
+                tune.search(
+                    selection.project,
+                    plan.deployments,
+                    plan,
+                    recorder,
+                    run_dir,
+                    progress,
+                    opts.tune_budget,
+                    opts.objective,
+                    opts.slo_p99,
+                )
+            else:
+                run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
     except SaveFailed as exc:
         raise CommandError(
             f"could not save the results ({exc}); every server was stopped; the file "
@@ -586,11 +638,34 @@ def benchmark(
     document.finished = store.now()
     recorder.save()
     print_results(console, document)
+    print_tuning(console, document)
     print_soak(console, document)
     print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     bad = [e for e in document.results if e.status in ("failed", "invalid")]
     return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+
+
+def from_tuning(
+    opts: RunOptions, templates: list[Deployment], console: Console
+) -> list[Deployment]:
+    """--config-from RUN: each server at the configuration that tuning run found best."""
+    assert opts.config_from is not None
+    raw = Path(opts.config_from)
+    path = raw if raw.suffix == ".json" else Path(opts.output) / f"{opts.config_from}.json"
+    try:
+        document = store.load(path, kind="benchmark")
+    except store.ResultsError as exc:
+        raise OptionError(f"--config-from: {exc}") from None
+    if document.tuning is None or not document.tuning.best:
+        raise OptionError(f"--config-from: {path} is not a --tune run with a best configuration")
+    found = tune.configured(document, templates)
+    for d in templates:
+        if d.server.name not in document.tuning.best:
+            console.print(f"[yellow]skipped[/] {d.server.name}: not tuned in {path.name}")
+    if not found:
+        raise OptionError(f"--config-from: {path} tuned none of the servers asked")
+    return found
 
 
 def loopback(host: str) -> bool:

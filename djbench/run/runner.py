@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,8 @@ def new_pair(
             if deployment.recycle is None
             else deployment.server.recycling(deployment.recycle, deployment.workers).ignored
         ),
+        config=deployment.config,
+        knobs=dict(deployment.knobs),
         scenario=scenario.name,
         concurrency=concurrency,
         interface=deployment.server.interface,
@@ -149,6 +152,7 @@ class Plan:
     health_path: str
     ws_idle: int = 0
     seed: int = 0
+    first_round: int = 0  # --tune: each halving round is a plan of its own
 
     def items(self, allowed: set[str]) -> list[tuple[Scenario, int]]:
         return [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
@@ -240,17 +244,21 @@ def run_benchmark(
     run_dir: Path,
     progress: Progress,
     until_round: int | None = None,
+    stop_at: float | None = None,
 ) -> None:
     """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
-    loaded, stopped."""
+    loaded, stopped. `stop_at` (time.monotonic()): no deployment starts after it."""
     log_dir = run_dir / "logs"
     gates: dict[str, dict[str, Verdict]] = {}
     dead: set[str] = set()
     per_round = len(plan.scenarios) * len(plan.concurrency)
-    for round_index, order in enumerate(plan.rounds()):
+    for index, order in enumerate(plan.rounds()):
+        round_index = plan.first_round + index
         if until_round is not None and round_index >= until_round:
             break
         for deployment in order:
+            if stop_at is not None and time.monotonic() >= stop_at:
+                return
             before = recorder.trials_in_round(deployment, round_index)
             pending = _pending(plan, recorder, deployment, round_index, gates)
             if deployment.label not in dead and pending:

@@ -28,7 +28,12 @@ class Command(BaseCommand):
         a("--scenarios", help="comma-separated scenario names (default: the profile's set)")
         a("--scenario-file", type=Path, help="scenario file (default: DJBENCH['SCENARIOS'])")
         a("--proxy", default="none", help="none, caddy, or both: none,caddy (default: none)")
-        a("--workers", type=int, default=1, help="worker processes per server (default 1)")
+        a(
+            "--workers",
+            default="1",
+            help="worker processes per server (default 1), or auto: the layout each "
+            "server's documentation recommends for the CPUs it is pinned to",
+        )
         a("--threads", type=int, help="threads per worker where the server has them")
         a("--cpus", default="auto", help="auto, none, or SERVER/DRIVER CPU lists like 0/1")
         a("--port", type=int, help="client-facing port (default: a free one per server)")

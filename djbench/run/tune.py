@@ -1,0 +1,200 @@
+"""``runbench --tune``: a bounded search for each server's best configuration.
+
+Every candidate (:func:`djbench.plan.tuning.space`) runs under the same pinning and
+the same verify gate as any benchmark: a halving round is one ordinary plan (one trial
+per candidate and scenario, candidates of every server interleaved in a seeded
+order), recorded in the same results file, each candidate a pair of its own
+(``uwsgi{workers=1,threads=32}``). After each round every server keeps the better half
+of its candidates by the objective (the geometric mean over the scenarios of each
+round's req/s; a round whose worst p99 breaks --slo-p99 scores nothing), until one is
+left or the budget is spent; no deployment starts past the budget, and what it cut is
+said. Each server's best is written as a file to copy (``<run>/tuned/<server>.json``)
+and can be rerun exactly with ``--config-from``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+
+from djbench.launch.live import Deployment
+from djbench.plan import tuning
+from djbench.plan.project import Project
+from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
+from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
+
+
+def deployment(template: Deployment, candidate: tuning.Candidate) -> Deployment:
+    return dataclasses.replace(
+        template,
+        workers=candidate.workers,
+        threads=candidate.threads,
+        knobs=candidate.knobs,
+        config=candidate.label,
+    )
+
+
+def _round_figures(
+    entries: list[PairResult], round_index: int
+) -> tuple[float, float, float] | None:
+    """(req/s as the geometric mean over scenarios, worst p99, largest peak PSS) of one
+    candidate's trials in one round; None when a scenario has no valid trial there."""
+    rps, p99, pss = [], [], []
+    for entry in entries:
+        trials = [t for t in entry.trials if t.round == round_index and t.valid]
+        if not trials or entry.status not in ("ok",):
+            return None
+        rps.append(trials[0].rps)
+        p99.append(trials[0].latency_ms.p99 or 0.0)
+        pss.append(trials[0].memory_mb.pss_peak if trials[0].memory_mb else 0.0)
+    if not rps or min(rps) <= 0:
+        return None
+    return math.exp(sum(math.log(r) for r in rps) / len(rps)), max(p99), max(pss)
+
+
+def search(
+    project: Project,
+    templates: list[Deployment],
+    base: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    budget_s: float,
+    objective: str,
+    slo_p99: float | None,
+) -> TuneRecord:
+    """Successive halving for every server at once (djbench.plan.tuning); each round one
+    ordinary plan; the record of what was tried."""
+    cpus = max(1, len(templates[0].cpus)) if templates else 1
+    record = TuneRecord(
+        objective=objective, slo_p99_ms=slo_p99, budget_s=budget_s, server_cpus=cpus
+    )
+    recorder.document.tuning = record
+    started = time.monotonic()
+    stop_at = started + budget_s
+    template_of = {t.server.name: t for t in templates}
+    spaces = {name: tuning.space(name, cpus) for name in template_of}
+
+    def measure(
+        round_index: int, keys: list[tuning.Key]
+    ) -> dict[tuning.Key, tuning.Figures | None]:
+        chosen = {key: deployment(template_of[key[0]], key[1]) for key in keys}
+        progress.say(
+            f"tuning round {round_index + 1}: {len(keys)} candidate(s), "
+            f"{max(0.0, stop_at - time.monotonic()):.0f} s of budget left"
+        )
+        plan = dataclasses.replace(
+            base,
+            deployments=list(chosen.values()),
+            trials=1,
+            first_round=round_index,
+            seed=base.seed + round_index,
+        )
+        run_benchmark(project, plan, recorder, run_dir, progress, stop_at=stop_at)
+        recorder.save()
+        answers: dict[tuning.Key, tuning.Figures | None] = {}
+        for key, dep in chosen.items():
+            entries = [e for e in recorder.document.results if e.label == dep.label]
+            ran = any(t.round == round_index for e in entries for t in e.trials)
+            if ran or any(e.status in ("failed", "incompatible") for e in entries):
+                answers[key] = _round_figures(entries, round_index)
+        return answers
+
+    halving = tuning.successive_halving(
+        spaces, measure, objective, slo_p99, out_of_time=lambda: time.monotonic() >= stop_at
+    )
+    for name, standings in halving.standings.items():
+        for st in standings:
+            score = st.score(objective, slo_p99)
+            dropped = halving.dropped_after.get((name, st.candidate))
+            best = halving.best.get(name) == st.candidate
+            record.candidates.append(
+                TuneCandidate(
+                    server=name,
+                    config=st.candidate.label,
+                    workers=st.candidate.workers,
+                    threads=st.candidate.threads,
+                    knobs=dict(st.candidate.knobs),
+                    rounds=len(st.rps),
+                    rps=[round(v, 1) for v in st.rps],
+                    p99_ms=[round(v, 2) for v in st.p99],
+                    pss_mb=[round(v, 1) for v in st.pss],
+                    score=round(score, 2) if math.isfinite(score) else None,
+                    outcome="best"
+                    if best
+                    else "failed"
+                    if st.failed and not st.rps
+                    else "dropped"
+                    if dropped
+                    else "undecided",
+                    dropped_after=dropped,
+                    why=st.failed,
+                )
+            )
+        if name in halving.best:
+            record.best[name] = halving.best[name].label
+    record.skipped = [f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut]
+    record.spent_s = round(time.monotonic() - started, 1)
+    record.files = write_files(recorder.document, run_dir)
+    recorder.save()
+    return record
+
+
+def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
+    """Each server's best as a file: its layout, knobs and the exact command it ran with."""
+    assert document.tuning is not None
+    folder = run_dir / "tuned"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for server, config in document.tuning.best.items():
+        entry = next(
+            (e for e in document.results if e.server == server and e.config == config), None
+        )
+        found = next(
+            c for c in document.tuning.candidates if c.server == server and c.config == config
+        )
+        command = entry.command.get("server") if entry is not None else None
+        data = {
+            "server": server,
+            "config": config,
+            "workers": found.workers,
+            "threads": found.threads,
+            "knobs": found.knobs,
+            "objective": document.tuning.objective,
+            "rps_per_round": found.rps,
+            "command": command.shell if command else None,
+            "deploy_file": command.config_file if command else None,
+            "rerun": f"python manage.py runbench --config-from {document.run_id}",
+        }
+        path = folder / f"{server}.json"
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        written[server] = str(path)
+    return written
+
+
+def configured(document: RunDocument, templates: list[Deployment]) -> list[Deployment]:
+    """--config-from: each server at the configuration a tuning run found best."""
+    if document.tuning is None or not document.tuning.best:
+        return []
+    found = []
+    for template in templates:
+        config = document.tuning.best.get(template.server.name)
+        if config is None:
+            continue
+        candidate = next(
+            c
+            for c in document.tuning.candidates
+            if c.server == template.server.name and c.config == config
+        )
+        found.append(
+            deployment(
+                template,
+                tuning.Candidate(
+                    candidate.workers, candidate.threads, tuple(candidate.knobs.items())
+                ),
+            )
+        )
+    return found

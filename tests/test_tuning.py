@@ -1,0 +1,284 @@
+"""--tune: the search (a fake objective), the spaces, the guide's two comparisons, and a
+live tuning of uWSGI and Gunicorn whose best configurations are files runbench reruns."""
+
+from __future__ import annotations
+
+import json
+import random
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from djbench.launch.servers import SERVERS, knob_argv
+from djbench.plan import tuning
+from djbench.reports import guide
+from djbench.results import store
+from djbench.results.analysis import load_run
+from djbench.results.model import TuneCandidate, TuneRecord
+from tests import resultfiles
+
+# --- the search ------------------------------------------------------------------------
+
+
+def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
+    for name in SERVERS:
+        for cpus in (1, 2, 4):
+            found = tuning.space(name, cpus)
+            assert 1 <= len(found) <= 6, (name, cpus)
+            assert len({c.label for c in found}) == len(found)
+            for c in found:
+                knob_argv(name, c.knobs)  # every knob has a flag for its server
+    assert tuning.space("daphne", 4) == [tuning.Candidate(1)]  # one process, nothing to try
+    assert tuning.recommended("gunicorn-sync", 2) == tuning.Candidate(5)  # 2 x cores + 1
+    assert tuning.recommended("uvicorn", 2).workers == 2
+    assert knob_argv("gunicorn-gevent", (("worker_connections", "1000"),)) == [
+        "--worker-connections",
+        "1000",
+    ]
+    with pytest.raises(ValueError, match="no knob"):
+        knob_argv("uvicorn", (("worker_connections", "1"),))
+
+
+def fake(truth: dict[tuple[str, str], float], noise: float, seed: int = 1):  # type: ignore[no-untyped-def]
+    """A measurement: each candidate's true req/s with +-noise, recorded per call."""
+    rng = random.Random(seed)
+    calls: list[tuple[int, list[tuning.Key]]] = []
+
+    def measure(
+        round_index: int, keys: list[tuning.Key]
+    ) -> dict[tuning.Key, tuning.Figures | None]:
+        calls.append((round_index, list(keys)))
+        answers: dict[tuning.Key, tuning.Figures | None] = {}
+        for server, candidate in keys:
+            true = truth[(server, candidate.label)]
+            if true <= 0:
+                answers[(server, candidate)] = None  # it failed
+            else:
+                answers[(server, candidate)] = (
+                    true * rng.uniform(1 - noise, 1 + noise),
+                    10.0 + true / 100,
+                    50.0,
+                )
+        return answers
+
+    return measure, calls
+
+
+def test_successive_halving_finds_the_best_and_spends_trials_on_the_open_questions() -> None:
+    spaces = {"uwsgi": tuning.space("uwsgi", 1), "daphne": tuning.space("daphne", 1)}
+    values = [100, 400, 900, 150, 500, 1000]  # threads 32 with 2 processes is best
+    truth = {("uwsgi", c.label): v for c, v in zip(spaces["uwsgi"], values, strict=True)}
+    truth[("daphne", "workers=1")] = 300
+    measure, calls = fake(truth, noise=0.05)
+    found = tuning.successive_halving(spaces, measure)
+    assert found.best["uwsgi"].label == "workers=2,threads=32"
+    assert found.best["daphne"].label == "workers=1"
+    # 6 candidates -> 3 -> 2 -> 1: the best has the most trials, the worst one.
+    counts = {st.candidate.label: len(st.rps) for st in found.standings["uwsgi"]}
+    assert counts["workers=2,threads=32"] == 3 and counts["workers=1,threads=1"] == 1
+    assert found.dropped_after[("uwsgi", spaces["uwsgi"][0])] == 1
+    assert [len(keys) for _, keys in calls] == [7, 3, 2]  # daphne only in the first round
+    assert found.cut == []
+
+
+def test_the_slo_and_failures_and_the_budget() -> None:
+    spaces = {"gunicorn-gthread": tuning.space("gunicorn-gthread", 1)}
+    labels = [c.label for c in spaces["gunicorn-gthread"]]
+    truth = dict.fromkeys((("gunicorn-gthread", label) for label in labels), 500.0)
+    truth[("gunicorn-gthread", labels[0])] = 5000.0  # fastest, but its p99 is 60 ms
+    truth[("gunicorn-gthread", labels[1])] = -1  # fails to start
+    truth[("gunicorn-gthread", labels[2])] = 900.0
+    measure, _ = fake(truth, noise=0.0)
+    found = tuning.successive_halving(spaces, measure, slo_p99=40.0)
+    assert found.best["gunicorn-gthread"].label == labels[2]  # the fastest within the SLO
+    failed = next(
+        st for st in found.standings["gunicorn-gthread"] if st.candidate.label == labels[1]
+    )
+    assert failed.failed and failed.score("rps", None) == float("-inf")
+    # Out of time before the second round: the first round's leader, and the cut said.
+    measure, calls = fake(truth, noise=0.0)
+    ticks = iter([False, True])
+    cut = tuning.successive_halving(spaces, measure, out_of_time=lambda: next(ticks))
+    assert len(calls) == 1 and cut.cut and "round 2 not run" in cut.cut[0]
+    assert cut.best["gunicorn-gthread"].label == labels[0]
+    # rps per 100 MB: memory counts.
+    standing = tuning.Standing(tuning.Candidate(1), [1000.0], [10.0], [200.0])
+    assert standing.score("rps-per-100mb", None) == 500.0
+
+
+# --- the guide's two comparisons --------------------------------------------------------
+
+
+def test_the_guide_compares_equal_configurations_and_tuned_bests(tmp_path: Path) -> None:
+    equal = resultfiles.write(
+        tmp_path,
+        "equal",
+        [
+            resultfiles.entry("uwsgi", "movies-sync", [300, 310, 305, 300]),
+            resultfiles.entry("granian-wsgi", "movies-sync", [900, 910, 905, 900]),
+        ],
+    )
+    text = guide.markdown(load_run(equal))
+    assert "equal configuration" in text
+    assert "Each server at its best (tuning)" in text and "Not measured in this run" in text
+
+    tuned_entries = []
+    for server, config, rps in (
+        ("uwsgi", "workers=1,threads=1", [300, 310]),
+        ("uwsgi", "workers=2,threads=32", [1000, 1010, 1005, 1000]),
+        ("granian-wsgi", "workers=1,threads=4", [900, 910, 905, 900]),
+    ):
+        e = resultfiles.entry(server, "movies-sync", rps)
+        e.config = config
+        tuned_entries.append(e)
+    document = resultfiles.document("tuned", tuned_entries)
+    document.tuning = TuneRecord(
+        objective="rps",
+        budget_s=900,
+        spent_s=120,
+        candidates=[
+            TuneCandidate(
+                server="uwsgi",
+                config="workers=1,threads=1",
+                workers=1,
+                threads=1,
+                rounds=1,
+                rps=[300],
+                outcome="dropped",
+                dropped_after=1,
+            ),
+            TuneCandidate(
+                server="uwsgi",
+                config="workers=2,threads=32",
+                workers=2,
+                threads=32,
+                rounds=3,
+                rps=[1000, 1010, 1005],
+                outcome="best",
+            ),
+            TuneCandidate(
+                server="granian-wsgi",
+                config="workers=1,threads=4",
+                workers=1,
+                threads=4,
+                rounds=2,
+                rps=[900, 910],
+                outcome="best",
+            ),
+        ],
+        best={"uwsgi": "workers=2,threads=32", "granian-wsgi": "workers=1,threads=4"},
+        skipped=["the budget (900 s) was spent: round 4 not run (uwsgi: 2 left)"],
+    )
+    path = tmp_path / "tuned.json"
+    store.write_atomic(path, document)
+    text = guide.markdown(load_run(path))
+    assert "each at its best (tuned)" in text
+    # Only each server's best is compared: uWSGI at its best wins, and says its layout.
+    assert "**uwsgi{workers=2,threads=32}**" in text
+    assert (
+        "uwsgi{workers=1,threads=1}"
+        not in text.split("## What each server")[0].split("Each server at its best")[0]
+    )
+    assert "`workers=2,threads=32` (3 round(s): 1,000, 1,010, 1,005 req/s" in text
+    assert "workers=1,threads=1 (dropped after round 1, 300 req/s)" in text
+    assert "Cut by the budget" in text
+
+
+# --- live ---------------------------------------------------------------------------------
+
+
+def test_bad_tuning_options_are_one_line(tmp_path: Path) -> None:
+    for args, words in (
+        (["--tune", "--objective", "speed"], "valid: rps, rps-per-100mb"),
+        (["--tune", "--tune-budget", "soon"], "--tune-budget takes a duration"),
+        (["--tune", "--config-from", "x"], "pick one"),
+        (["--tune", "--proxy", "caddy"], "one deployment per server"),
+        (["--config-from", str(tmp_path / "none.json")], "does not exist"),
+        (["--workers", "many"], "auto or a whole number"),
+    ):
+        with pytest.raises(CommandError, match=words) as caught:
+            call_command(
+                "runbench", "--no-setup", "--servers", "gunicorn-sync", "--output",
+                str(tmp_path), *args, stdout=StringIO(),
+            )  # fmt: skip
+        assert caught.value.returncode == 2
+
+
+@pytest.mark.servers
+def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connection(
+    live_database: str, tmp_path: Path
+) -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
+    out = StringIO()
+    call_command(
+        "runbench",
+        "--tune",
+        "--servers",
+        "uwsgi,gunicorn-sync",
+        "--scenarios",
+        "movies-sync",
+        "--tune-budget",
+        "50s",
+        "--duration",
+        "0.6",
+        "--warmup",
+        "0.2",
+        "--ws-idle",
+        "0",
+        "--output",
+        str(tmp_path),
+        stdout=out,
+    )
+    [path] = tmp_path.glob("*.json")
+    document = store.load(path)
+    record = document.tuning
+    assert record is not None and set(record.best) == {"uwsgi", "gunicorn-sync"}
+    assert record.spent_s <= 50 + 30  # no deployment starts past the budget
+    assert {c.server for c in record.candidates} == {"uwsgi", "gunicorn-sync"}
+    assert len(record.candidates) == len(tuning.space("uwsgi", 1)) + len(
+        tuning.space("gunicorn-sync", 1)
+    )
+    # A uWSGI with one thread serves one keep-alive connection at a time: never its best.
+    assert not record.best["uwsgi"].endswith("threads=1")
+    for server, file in record.files.items():
+        data = json.loads(Path(file).read_text())
+        assert data["server"] == server and data["config"] == record.best[server]
+        assert (data["command"] and f"--workers {data['workers']}" in data["command"]) or (
+            f"--processes {data['workers']}" in data["command"]
+        )
+    assert "Tuning: each server at its best" in out.getvalue()
+    # --config-from reruns exactly those configurations.
+    again = tmp_path / "again"
+    call_command(
+        "runbench",
+        "--config-from",
+        str(path),
+        "--servers",
+        "uwsgi,gunicorn-sync",
+        "--scenarios",
+        "movies-sync",
+        "--trials",
+        "1",
+        "--duration",
+        "1",
+        "--warmup",
+        "0.3",
+        "--no-setup",
+        "--ws-idle",
+        "0",
+        "--output",
+        str(again),
+        stdout=StringIO(),
+    )
+    [rerun] = again.glob("*.json")
+    entries = {e.server: e for e in store.load(rerun).results}
+    assert {s: e.config for s, e in entries.items()} == record.best
+    uwsgi = entries["uwsgi"]
+    assert uwsgi.status == "ok"
+    [trial] = uwsgi.trials
+    assert not [w for w in trial.warnings if w.code == "underserved"]
+    assert trial.in_flight_mean is not None and trial.in_flight_mean >= 0.8 * 32
