@@ -282,3 +282,42 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
     [trial] = uwsgi.trials
     assert not [w for w in trial.warnings if w.code == "underserved"]
     assert trial.in_flight_mean is not None and trial.in_flight_mean >= 0.8 * 32
+
+
+def test_a_tuned_layout_is_written_in_each_servers_own_deploy_file(tmp_path: Path) -> None:
+    import configparser
+    import tomllib
+
+    from djbench.launch.argfile import read_args
+    from djbench.launch.servers import tuned_file, tuned_settings
+    from djbench.plan.project import PACKAGED_DEPLOY
+
+    knobs = {"worker_connections": "100", "runtime_threads": "2"}
+    for name, spec in SERVERS.items():
+        original = (PACKAGED_DEPLOY / spec.deploy_file).read_text()
+        text = tuned_file(original, name, tuned_settings(name, 3, 8, knobs), "Tuned by a test")
+        if spec.deploy_file.endswith(".toml"):
+            assert tomllib.loads(text)["workers"] == 3
+        elif spec.deploy_file.endswith(".ini"):
+            parser = configparser.ConfigParser(strict=False, interpolation=None)
+            parser.read_string(text)
+            assert parser["uwsgi"]["processes"] == "3" and parser["uwsgi"]["threads"] == "8"
+        elif spec.deploy_file.endswith(".py"):
+            namespace: dict[str, object] = {}
+            exec(
+                compile(text, spec.deploy_file, "exec"), namespace
+            )  # the file as gunicorn reads it
+            assert namespace["workers"] == 3
+            assert namespace["worker_class"] == {"gunicorn-sync": "sync"}.get(
+                name, namespace["worker_class"]
+            )
+            if name == "gunicorn-gthread":
+                assert namespace["threads"] == 8
+            if name == "gunicorn-gevent":
+                assert namespace["worker_connections"] == 100
+        elif name != "daphne":
+            path = tmp_path / f"{name}.args"
+            path.write_text(text)
+            args = read_args(path)
+            last = len(args) - 1 - args[::-1].index("--workers")
+            assert args[last + 1] == "3"

@@ -7,6 +7,7 @@ server is separate from running it (see :mod:`djbench.launch.process`).
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -287,6 +288,58 @@ def knob_argv(server: str, knobs: tuple[tuple[str, str], ...]) -> list[str]:
             raise ValueError(f"{server} has no knob {name!r}")
         argv += [flag, value]
     return argv
+
+
+# How a tuned layout is written into each server's own deploy file (the settings a
+# later line overrides: uWSGI's ini and Gunicorn's Python file take the last value;
+# the .args files, the last flag; TOML cannot repeat a key, so its line is replaced).
+_GUNICORN_CLASS = {
+    "gunicorn-sync": "sync",
+    "gunicorn-gthread": "gthread",
+    "gunicorn-gevent": "gevent",
+    "gunicorn-uvicorn": "uvicorn_worker.UvicornWorker",
+    "gunicorn-asgi": "asgi",
+}
+
+
+def tuned_settings(
+    server: str, workers: int, threads: int | None, knobs: dict[str, str]
+) -> list[str]:
+    """The lines that give `server` this layout in its deploy file's own syntax."""
+    if server == "uwsgi":
+        return [f"processes = {workers}", f"threads = {threads or 1}"]
+    if server in _GUNICORN_CLASS:
+        lines = [f"workers = {workers}", f'worker_class = "{_GUNICORN_CLASS[server]}"']
+        if threads is not None and server == "gunicorn-gthread":
+            lines.append(f"threads = {threads}")
+        if "worker_connections" in knobs:
+            lines.append(f"worker_connections = {knobs['worker_connections']}")
+        return lines
+    if server.startswith("hypercorn"):
+        return [f"workers = {workers}"]
+    if server == "daphne":
+        return []
+    lines = [f"--workers {workers}"]
+    if server == "granian-wsgi" and threads is not None:
+        lines.append(f"--blocking-threads {threads}")
+    if "runtime_threads" in knobs:
+        lines.append(f"--runtime-threads {knobs['runtime_threads']}")
+    return lines
+
+
+def tuned_file(original: str, server: str, lines: list[str], header: str) -> str:
+    """The deploy file with the tuned lines: appended (a later value wins), or, for
+    TOML, the keys' lines replaced."""
+    if server.startswith("hypercorn"):
+        text = original
+        for line in lines:
+            key = line.split("=", 1)[0].strip()
+            pattern = re.compile(rf"^{re.escape(key)}\s*=.*$", re.M)
+            text = pattern.sub(line, text) if pattern.search(text) else f"{text.rstrip()}\n{line}\n"
+        return f"# {header}\n{text}"
+    comment = ";" if server == "uwsgi" else "#"
+    block = "\n".join([f"{comment} {header}", *lines])
+    return f"{original.rstrip()}\n\n{block}\n"
 
 
 def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from djbench.launch.live import Deployment
+from djbench.launch.servers import tuned_file, tuned_settings
 from djbench.plan import tuning
 from djbench.plan.project import Project
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
@@ -157,6 +158,20 @@ def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
             c for c in document.tuning.candidates if c.server == server and c.config == config
         )
         command = entry.command.get("server") if entry is not None else None
+        deploy_file = command.config_file if command else None
+        native = None
+        if deploy_file and Path(deploy_file).exists():
+            lines = tuned_settings(server, found.workers, found.threads, found.knobs)
+            header = (
+                f"Tuned by djbench (runbench --tune, run {document.run_id}): the best of "
+                f"{sum(1 for c in document.tuning.candidates if c.server == server)} "
+                f"candidates by {document.tuning.objective} on that machine"
+            )
+            native = folder / server / Path(deploy_file).name
+            native.parent.mkdir(parents=True, exist_ok=True)
+            native.write_text(
+                tuned_file(Path(deploy_file).read_text(encoding="utf-8"), server, lines, header)
+            )
         data = {
             "server": server,
             "config": config,
@@ -166,7 +181,8 @@ def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
             "objective": document.tuning.objective,
             "rps_per_round": found.rps,
             "command": command.shell if command else None,
-            "deploy_file": command.config_file if command else None,
+            "deploy_file": deploy_file,
+            "tuned_deploy_file": str(native) if native else None,
             "rerun": f"python manage.py runbench --config-from {document.run_id}",
         }
         path = folder / f"{server}.json"
