@@ -227,8 +227,13 @@ def test_bad_soak_options_are_one_line(args: list[str], words: str, tmp_path: Pa
 @pytest.mark.servers
 def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_path: Path) -> None:
     """gunicorn with two workers recycled every ~800 requests: every restart is seen (PIDs
-    new to the tree, each replacing one), as many as the requests served allow, and
-    none without recycling; a server that cannot recycle so is recorded incompatible."""
+    new to the tree, each replacing one), as many as the requests served allow; a
+    server that cannot recycle so is recorded incompatible. (What "off" maps to is
+    checked above without a 30 s window of its own.)"""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
     max_requests, jitter = 800, 100
     out = run(
         "--no-setup",
@@ -245,7 +250,7 @@ def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_p
         "--ws-idle",
         "0",
         "--recycle",
-        f"off;max-requests={max_requests},jitter={jitter}",
+        f"max-requests={max_requests},jitter={jitter}",
         "--output",
         str(tmp_path),
     )
@@ -271,7 +276,6 @@ def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_p
         assert len(line.memory) >= 25 and all(m.pss > 0 for m in line.memory)
         assert len(line.workers_at_start) == 2
         assert line.pss_growth.verdict != "too_short"
-    assert off.trials[0].timeline and off.trials[0].timeline.restarts == []
     line = on.trials[0].timeline
     assert line is not None
     served = on.trials[0].requests + (on.trials[0].warmup.requests if on.trials[0].warmup else 0)
@@ -292,7 +296,10 @@ def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_p
     assert "worker restart(s)" in out
     runs = [analysis.load_run(path)]
     text = report.markdown(runs)
-    assert "## Soak: gunicorn-sync recycle=max-requests" in text
+    assert (
+        "## Soak: gunicorn-sync{" not in text
+        and "## Soak: gunicorn-sync recycle=max-requests" in text
+    )
     assert "restart at s" in text
     words = guide.markdown(runs[0])
     assert "Worker recycling and memory over time (soak)" in words
