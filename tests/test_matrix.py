@@ -338,3 +338,29 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert verdict.shape_changes == []
     data = json.loads(path.read_text())
     assert data["kind"] == "matrix"
+
+
+def test_a_round_that_does_not_run_fails_its_cell(tmp_path: Path) -> None:
+    """A cell's runbench that exits 2 (a refusal: the checkout changed under --resume, a
+    bad option) did not run its round: the cell fails, it does not go on short of trials."""
+    from djbench.results.model import MatrixCell
+    from djbench.run.matrix import CellState, run_round
+
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\necho 'CommandError: --resume X: what it measures changed'\nexit 2\n"
+    )
+    fake.chmod(0o755)
+    cell = matrix.cells(matrix.parse("django=5.2,6.0"))[0]
+    state = CellState(
+        cell=cell,
+        record=MatrixCell(label=cell.label, axes={}),
+        python=str(fake),
+        project_dir=tmp_path,
+    )
+    (tmp_path / "out" / "cells" / cell.slug).mkdir(parents=True)
+    (tmp_path / "out" / "cells" / cell.slug / "20260101T000000Z-aaaaaa.json").write_text("{}")
+    run_round(state, RunOptions(), 1, tmp_path / "out", lambda m: None)
+    assert state.record.status == "failed"
+    assert state.record.reason and "exited with 2 in round 2" in state.record.reason
+    assert "what it measures changed" in state.record.reason

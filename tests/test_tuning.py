@@ -217,6 +217,7 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
     call_command(
         "runbench",
         "--tune",
+        "--no-setup",
         "--servers",
         "uwsgi,gunicorn-sync",
         "--scenarios",

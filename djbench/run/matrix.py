@@ -286,7 +286,10 @@ def run_round(
     files = sorted(p for p in cell_out.glob("*.json") if p.is_file())
     if files:
         state.record.run_file = str(files[-1])
-    if code is None or (code not in (0, 1) and not files):
+    # 0: done; 1: done, some pair failed or was invalid (recorded in its file). Anything
+    # else (a refusal, a crash, a timeout) means the round did not run: the cell fails
+    # rather than go on with fewer trials than the other cells.
+    if code not in (0, 1):
         tail = " ".join(log.read_text(errors="replace").strip().splitlines()[-1:])
         state.record.status = "failed"
         state.record.reason = (
