@@ -194,6 +194,14 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
     [verdict] = document.verdicts
     assert verdict.cell == "django=5.2" and verdict.base == "django=5.1"
     assert sum(verdict.counts.values()) == 2 and verdict.shape_changes == []
+    # Every pair's verdict, with each metric's ratio and p, is in the file and printed.
+    assert {
+        (p.scenario, p.verdict in {"worse", "better", "inconclusive"}) for p in verdict.pairs
+    } == {
+        ("health-sync", True),
+        ("movies-sync", True),
+    }
+    assert all(p.metrics["rps"].startswith("x") for p in verdict.pairs)
     assert "django=5.2 against django=5.1" in text
     # The report reads the matrix file: a version axis, each cell's runs named by cell.
     md = tmp_path / "report.md"
@@ -333,6 +341,8 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert before.python == after.python
     [verdict] = document.verdicts
     assert verdict.cell == "ref=HEAD" and len(verdict.worse) == 1, verdict
+    assert [p.verdict for p in verdict.pairs] == ["worse"]
+    assert "worse" in done.stdout and "gunicorn-sync" in done.stdout
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
     # The two runs answered alike: the regression is speed, not a changed answer.
     assert verdict.shape_changes == []

@@ -534,12 +534,26 @@ class MatrixCell(Model):
     commands: list[str] = Field(default_factory=list, description="each runbench started")
 
 
+class MatrixPair(Model):
+    """One pair's verdict in a cell against the base: each metric as ratio and p."""
+
+    label: str
+    scenario: str
+    concurrency: int | None = None
+    verdict: str
+    metrics: dict[str, str] = Field(
+        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, Holm p)'
+    )
+    reasons: list[str] = Field(default_factory=list)
+
+
 class MatrixVerdict(Model):
     """A cell against the base cell: benchcompare's statistics, and the answers' shapes."""
 
     cell: str
     base: str
     counts: dict[str, int] = Field(default_factory=dict)
+    pairs: list[MatrixPair] = Field(default_factory=list)
     worse: list[str] = Field(default_factory=list)
     better: list[str] = Field(default_factory=list)
     shape_changes: list[str] = Field(

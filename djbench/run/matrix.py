@@ -39,7 +39,7 @@ from djbench.plan.runplan import RunOptions, to_argv
 from djbench.reports.compare import Comparison, compare
 from djbench.results import store
 from djbench.results.analysis import load_run
-from djbench.results.model import MatrixCell, MatrixDocument, MatrixVerdict
+from djbench.results.model import MatrixCell, MatrixDocument, MatrixPair, MatrixVerdict
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 
@@ -355,6 +355,24 @@ def verdicts(states: list[CellState], base: CellState, settings: Settings) -> li
                 cell=state.record.label,
                 base=base.record.label,
                 counts=result.counts(),
+                pairs=[
+                    MatrixPair(
+                        label=p.label,
+                        scenario=p.scenario,
+                        concurrency=p.concurrency,
+                        verdict=p.verdict,
+                        metrics={
+                            m.metric: (
+                                f"x{m.ratio:.3f} p={_p(m.p_adjusted, m.p_value)}"
+                                if m.ratio is not None
+                                else m.note or "-"
+                            )
+                            for m in p.metrics
+                        },
+                        reasons=list(p.reasons),
+                    )
+                    for p in result.pairs
+                ],
                 worse=_named(result, "worse"),
                 better=_named(result, "better"),
                 shape_changes=changed,
