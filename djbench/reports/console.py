@@ -302,6 +302,22 @@ def print_matrix_result(console: Console, document: MatrixDocument) -> None:
         console.print(
             f"{escape(v.cell)} against {escape(v.base)}: {escape(counts or 'nothing compared')}"
         )
+        if v.pairs:
+            metrics = list(dict.fromkeys(m for p in v.pairs for m in p.metrics))
+            pairs = Table(title_justify="left")
+            for column in ("server", "scenario", "conc.", "verdict", *metrics):
+                pairs.add_column(column)
+            for p in v.pairs:
+                colour = {"worse": "red", "better": "green"}.get(p.verdict, "")
+                verdict = f"[{colour}]{p.verdict}[/]" if colour else p.verdict
+                pairs.add_row(
+                    escape(p.label),
+                    escape(p.scenario),
+                    str(p.concurrency),
+                    verdict,
+                    *[escape(p.metrics.get(m, "")) for m in metrics],
+                )
+            console.print(pairs)
         for line in v.worse:
             console.print(f"  [red]worse[/] {escape(line)}")
         for line in v.better:
