@@ -569,8 +569,9 @@ def benchmark(
     console.print(
         escape(
             f"Run {run_id}: {len(plan.deployments)} deployment(s) x {len(chosen)} scenario(s) x "
-            f"{len(plan.concurrency)} concurrency level(s) x {plan.trials} trial(s); "
-            f"driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
+            f"{len(plan.concurrency)} concurrency level(s) x "
+            + ("a trial per halving round" if opts.tune else f"{plan.trials} trial(s)")
+            + f"; driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
             f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
             f"{list(selection.driver_cpus) or 'unpinned'}"
         )
