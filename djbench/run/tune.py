@@ -42,11 +42,16 @@ def _round_figures(
     entries: list[PairResult], round_index: int
 ) -> tuple[float, float, float] | None:
     """(req/s as the geometric mean over scenarios, worst p99, largest peak PSS) of one
-    candidate's trials in one round; None when a scenario has no valid trial there."""
+    candidate's trials in one round; None when a scenario has no valid trial there, or
+    when the server left connections unserved."""
     rps, p99, pss = [], [], []
     for entry in entries:
         trials = [t for t in entry.trials if t.round == round_index and t.valid]
         if not trials or entry.status not in ("ok",):
+            return None
+        if any(w.code == "underserved" for w in trials[0].warnings):
+            # Connections left waiting: its req/s may be high, but its latency leaves out
+            # their wait (the guide never recommends such a pair; nor does the search).
             return None
         rps.append(trials[0].rps)
         p99.append(trials[0].latency_ms.p99 or 0.0)
@@ -132,7 +137,7 @@ def search(
                     if dropped
                     else "undecided",
                     dropped_after=dropped,
-                    why=st.failed,
+                    why=st.failed and "no valid trial, or connections left unserved",
                 )
             )
         if name in halving.best:
