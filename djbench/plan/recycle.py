@@ -94,10 +94,6 @@ def parse_axis(raw: str | None) -> list[Recycle]:
     return list(dict.fromkeys(found))
 
 
-def from_label(label: str | None) -> Recycle | None:
-    return None if label is None else parse_one(label)
-
-
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import socket
 import subprocess
 from pathlib import Path
 
@@ -32,12 +31,6 @@ MARKER = "DJBENCH-LOCUST "
 VARIABLE = "DJBENCH_LOCUST"
 SEND_GRACE_S = 0.3  # the locustfile's: after a window closes, before the tallies are sent
 MARGIN_S = 2.0  # run time beyond warm-up + window + grace: the tallies reach the master
-
-
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 class LocustDriver:
@@ -67,7 +60,9 @@ class LocustDriver:
         from djbench.launch.servers import executable_path
 
         bind = spec.master_bind or "127.0.0.1"
-        port = str(_free_port("127.0.0.1" if spec.master_bind is None else bind))
+        from djbench.launch.process import free_port
+
+        port = str(free_port("127.0.0.1" if spec.master_bind is None else bind))
         argv = [
             executable_path("locust") or "locust",
             "-f",
