@@ -137,11 +137,14 @@ def test_a_full_disk_mid_run_stops_with_a_sentence_and_keeps_what_was_saved(
 
 
 def server_processes(seen: dict[int, psutil.Process], name: str) -> list[psutil.Process]:
+    """The processes whose program is the server's own console script (`gunicorn`,
+    `uvicorn`: argv[0], or argv[1] after a Python interpreter). Judged by the program's
+    name, never by words anywhere in the command line: a clone's path can hold "djbench"
+    or the server's name (the servers run from the clone's own .venv)."""
     found = []
     for proc in seen.values():
         with contextlib.suppress(psutil.Error):
-            line = " ".join(proc.cmdline())
-            if name in line and "djbench" not in line and proc.is_running():
+            if any(Path(arg).name == name for arg in proc.cmdline()[:2]) and proc.is_running():
                 found.append(proc)
     return found
 

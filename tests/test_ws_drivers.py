@@ -4,63 +4,42 @@ and a server that accepts connections and holds them."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from websockets.asyncio.server import ServerConnection, serve
 
 from djbench.measure.drivers.base import WS_MARKER, marked_json
+from tests.live import ROOT
 
 
 @contextmanager
 def room(drop_every: int = 0) -> Iterator[int]:
-    """A broadcast room on a free port: every message goes to every member; with
-    `drop_every` N, every Nth delivery is silently not sent."""
-    members: set[ServerConnection] = set()
-    counter = 0
-    ready = threading.Event()
-    port: list[int] = []
-    stop: list[asyncio.Future[None]] = []
-    loop = asyncio.new_event_loop()
-
-    async def handler(ws: ServerConnection) -> None:
-        nonlocal counter
-        members.add(ws)
-        try:
-            async for message in ws:
-                for member in list(members):
-                    counter += 1
-                    if drop_every and counter % drop_every == 0:
-                        continue
-                    with contextlib.suppress(Exception):  # a member that left meanwhile
-                        await member.send(message)
-        finally:
-            members.discard(ws)
-
-    async def main() -> None:
-        async with serve(handler, "127.0.0.1", 0) as server:
-            port.append(next(iter(server.sockets)).getsockname()[1])
-            stop.append(loop.create_future())
-            ready.set()
-            await stop[0]
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
-    thread.start()
-    ready.wait(10)
+    """A broadcast room (tests/wsroom.py) in its own process on a free port; stopped and
+    waited for on the way out."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.wsroom", "--drop-every", str(drop_every)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
-        yield port[0]
+        assert proc.stdout is not None
+        yield int(proc.stdout.readline())
     finally:
-        loop.call_soon_threadsafe(stop[0].set_result, None)
-        thread.join(timeout=10)
-        loop.close()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
 
 
 def wsload(*args: str) -> subprocess.CompletedProcess[str]:

@@ -26,9 +26,18 @@ from djbench.results.model import (
 
 LATENCIES = ("p50", "p90", "p99", "p999", "max", "mean")
 UNDERSERVED = "underserved"  # the warning code the guide refuses to recommend
+# Connections left waiting in a closed loop, whoever is to blame: the server
+# ("underserved") or a driver too busy to tell ("client_short"). Either way the trial's
+# latency leaves out their wait, so neither a tuning search nor a test may score it.
+UNSERVED_CODES = frozenset({UNDERSERVED, "client_short"})
 UNSTABLE = "unstable"  # trial-to-trial spread too high to rank (the guide names no winner)
 UNSTABLE_CV = 0.10  # pyperf warns above a 10% coefficient of variation
 STEAL_PERCENT = 5.0  # a trial whose window lost more CPU than this to the hypervisor
+
+
+def left_unserved(trial: Trial) -> bool:
+    """The one rule for "this trial left connections unserved" (tuning, guide, tests)."""
+    return any(w.code in UNSERVED_CODES for w in trial.warnings)
 
 
 def describe(values: list[float]) -> Describe:
@@ -131,6 +140,17 @@ def per_100mb(entry: PairResult) -> float | None:
     return rps / pss * 100 if rps and pss else None
 
 
+def trial_value(trial: Trial, metric: str) -> float | None:
+    """One trial's rps, latency percentile (p50 ... mean) or window memory figure."""
+    if metric == "rps":
+        return float(trial.rps)
+    if metric in LATENCIES:
+        v = getattr(trial.latency_ms, metric)
+        return None if v is None else float(v)
+    v = getattr(trial.memory_mb, metric) if trial.memory_mb is not None else None
+    return float(v) if v else None
+
+
 @dataclass(frozen=True)
 class Pair:
     """One (server, scenario, concurrency, proxy) of one run, with derived figures."""
@@ -194,16 +214,16 @@ class Pair:
 
     def series(self, metric: str) -> list[float]:
         """Per-trial values of rps, p50 ... mean, or a window memory figure (pss_peak ...)."""
-        trials = self.valid_trials
-        if metric == "rps":
-            return [float(t.rps) for t in trials]
-        if metric in LATENCIES:
-            return [float(v) for t in trials if (v := getattr(t.latency_ms, metric)) is not None]
-        return [
-            float(v)
-            for t in trials
-            if t.memory_mb is not None and (v := getattr(t.memory_mb, metric))
-        ]
+        return [v for t in self.valid_trials if (v := trial_value(t, metric)) is not None]
+
+    def by_round(self, metric: str) -> dict[int, float]:
+        """One value per round (the mean if a round has several valid trials), for
+        pairing the two sides of the same round."""
+        found: dict[int, list[float]] = {}
+        for t in self.valid_trials:
+            if (v := trial_value(t, metric)) is not None:
+                found.setdefault(t.round, []).append(v)
+        return {r: sum(v) / len(v) for r, v in found.items()}
 
     def median(self, metric: str) -> float | None:
         """The stored summary's median (computed by :func:`summarise`) of rps, a latency
@@ -274,6 +294,19 @@ def load_run(path: Path, tag: str = "") -> Run:
     )
 
 
+def load_cell(paths: list[Path], tag: str) -> Run:
+    """A matrix cell's run: its results files (one per server, run back to back with
+    the other cells') as one run, named by the cell."""
+    runs = [load_run(p, tag=tag) for p in paths]
+    first = runs[0]
+    return Run(
+        path=first.path,
+        document=first.document,
+        pairs=[pair for run in runs for pair in run.pairs],
+        tag=tag,
+    )
+
+
 def load_runs(path: Path) -> list[Run]:
     """A results file as runs: a matrix file (--matrix) gives each cell's run, named by
     its cell; any other file, its own run."""
@@ -285,9 +318,9 @@ def load_runs(path: Path) -> list[Run]:
         return [load_run(path)]
     document = store.load_matrix(path)
     runs = [
-        load_run(Path(c.run_file), tag=c.label)
+        load_cell([Path(f) for f in (c.run_files or [c.run_file])], c.label)  # type: ignore[list-item]
         for c in document.cells
-        if c.status == "ok" and c.run_file
+        if c.status == "ok" and (c.run_files or c.run_file)
     ]
     if not runs:
         raise store.ResultsError(f"{path}: no cell of this matrix has results")

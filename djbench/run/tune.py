@@ -24,6 +24,7 @@ from djbench.launch.live import Deployment
 from djbench.launch.servers import tuned_file, tuned_settings
 from djbench.plan import tuning
 from djbench.plan.project import Project
+from djbench.results.analysis import left_unserved
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
 from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
 
@@ -49,7 +50,7 @@ def _round_figures(
         trials = [t for t in entry.trials if t.round == round_index and t.valid]
         if not trials or entry.status not in ("ok",):
             return None
-        if any(w.code == "underserved" for w in trials[0].warnings):
+        if any(left_unserved(t) for t in trials):
             # Connections left waiting: its req/s may be high, but its latency leaves out
             # their wait (the guide never recommends such a pair; nor does the search).
             return None
