@@ -108,6 +108,10 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         (["--matrix", "django=5.2"], "at least two cells"),
         (["--matrix", "django=5.2,6.0", "--matrix-base", "4.2"], "is not a cell"),
         (["--matrix", "django=5.2,6.0", "--soak", "1m"], "run the soak in each"),
+        (["--matrix", "django=5.2,6.0", "--trials", "2"], "needs at least 3 rounds"),
+        (["--matrix", "django=5.2,6.0", "--budget", "20s"], "and a verdict needs at least 3"),
+        (["--matrix", "django=5.2,6.0", "--alpha", "1.5"], "--alpha takes a probability"),
+        (["--budget", "10m"], "--budget goes with --matrix"),
     ):
         with pytest.raises(CommandError, match=words) as caught:
             call_command("runbench", *args, "--output", str(tmp_path), stdout=StringIO())
@@ -149,7 +153,7 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
             "--scenarios",
             "health-sync,movies-sync",
             "--trials",
-            "2",
+            "3",
             "--duration",
             "0.5",
             "--warmup",
@@ -183,12 +187,15 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
         # The cell's interpreter ran it, not this one.
         assert run.environment.python == cell.python_version
         [entry] = [e for e in run.results if e.scenario == "movies-sync"]
-        assert len(entry.trials) == 2 and [t.round for t in entry.trials] == [0, 1]
-        assert len(cell.commands) == 2 and "--until-round 1" in cell.commands[0]
+        assert [t.round for t in entry.trials] == [0, 1, 2]
+        assert len(cell.commands) == 3 and "--until-round 1" in cell.commands[0]
         assert "--resume" in cell.commands[1]
-    # Rounds alternate between the cells that were built, in a recorded seeded order.
-    assert len(document.order) == 2
-    assert all(sorted(r) == ["django=5.1", "django=5.2"] for r in document.order)
+    # In every round the cells that were built ran back to back, in a recorded order.
+    assert len(document.order) == 3 and document.rounds == 3
+    assert all(
+        sorted(r) == ["django=5.1 gunicorn-sync", "django=5.2 gunicorn-sync"]
+        for r in document.order
+    )
     # Both cells resolved on one interpreter, so only Django differs.
     assert cells["django=5.1"].python == cells["django=5.2"].python
     [verdict] = document.verdicts
@@ -196,7 +203,8 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
     assert sum(verdict.counts.values()) == 2 and verdict.shape_changes == []
     # Every pair's verdict, with each metric's ratio and p, is in the file and printed.
     assert {
-        (p.scenario, p.verdict in {"worse", "better", "inconclusive"}) for p in verdict.pairs
+        (p.scenario, p.verdict in {"worse", "better", "equivalent", "inconclusive"})
+        for p in verdict.pairs
     } == {
         ("health-sync", True),
         ("movies-sync", True),
@@ -372,5 +380,30 @@ def test_a_round_that_does_not_run_fails_its_cell(tmp_path: Path) -> None:
     (tmp_path / "out" / "cells" / cell.slug / "20260101T000000Z-aaaaaa.json").write_text("{}")
     run_round(state, RunOptions(), 1, tmp_path / "out", lambda m: None)
     assert state.record.status == "failed"
-    assert state.record.reason and "exited with 2 in round 2" in state.record.reason
+    assert state.record.reason and "in round 2 exited with 2" in state.record.reason
     assert "what it measures changed" in state.record.reason
+
+
+def test_a_round_that_crashed_or_saved_nothing_fails_its_cell(tmp_path: Path) -> None:
+    """The likeliest upgrade failure: the project no longer imports under the new Django.
+    runbench then exits 1 after a traceback and saves no results; that is no round."""
+    from djbench.results.model import MatrixCell
+    from djbench.run.matrix import CellState, run_round
+
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\necho 'Traceback (most recent call last):'\n"
+        "echo '  File \"settings.py\", line 3'\n"
+        "echo \"ImportError: cannot import name 'url' from 'django.conf.urls'\"\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    cell = matrix.cells(matrix.parse("django=5.2,6.0"))[1]
+    state = CellState(
+        cell=cell, record=MatrixCell(label=cell.label, axes={}), python=str(fake),
+        project_dir=tmp_path,
+    )  # fmt: skip
+    run_round(state, RunOptions(), 0, tmp_path / "out", lambda m: None, "gunicorn-sync")
+    assert state.record.status == "failed"
+    reason = state.record.reason or ""
+    assert "in round 1 saved no results after a traceback" in reason
+    assert "ImportError: cannot import name 'url'" in reason and "\n" not in reason

@@ -1,14 +1,12 @@
 """Before/after comparison of two runs (e.g. a Django upgrade): verdicts with statistics.
 
-For each (server, scenario, concurrency, proxy, variant) found in both runs, and each of
-req/s, p99 latency and peak PSS: the ratio of medians (NEW / BASE) with a bootstrap
-confidence interval (only from 6 trials per side: fewer cannot give one), a two-sided
-exact permutation test of the rank sum over the trials (one trial = one sample; exact
-with ties too), Holm's correction over the pairs (per metric), and a verdict. A
-change is `worse` or `better` only when it is both significant (Holm-adjusted p < alpha)
-and larger than the threshold (asv's rule); otherwise `inconclusive`. With few trials
-the test cannot reach a small alpha at all (3 vs 3 trials: p >= 0.1); that is said, not
-hidden.
+For each (server, scenario, concurrency, proxy, variant) found on both sides, and each
+of req/s, p99 latency and peak PSS, the decision engine (:mod:`djbench.results.decide`)
+gives worse / better / equivalent / inconclusive from one interval of the ratio
+NEW / BASE: paired by round when both sides ran in one command (``--matrix``), Welch's
+t on log values for two separate runs (``benchcompare``). Benjamini-Hochberg over the
+pairs, per metric. A pair whose trials were lost to the driver is "not measured",
+never a verdict on the server.
 """
 
 from __future__ import annotations
@@ -16,10 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from djbench.reports.words import say
-from djbench.results import stats
+from djbench.results import decide
 from djbench.results.analysis import Pair, Run
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
@@ -35,13 +31,21 @@ PLAN_KEYS = (
     "threads",
     "server_cpus",
     "driver_cpus",
+    "pinning",
     "keep_alive",
     "loop",
     "rate",
     "duration",
+    "warmup",
+    "max_error_rate",
+    "memory_sampling",
+    "recycle",
+    "soak_s",
 )
+# The machine: a different CPU is a different experiment.
+ENVIRONMENT_KEYS = ("cpu_model", "cpu_count")
 
-VERDICT_ORDER = ["worse", "better", "inconclusive", "not comparable"]
+VERDICT_ORDER = ["worse", "better", "equivalent", "inconclusive", "not measured", "not comparable"]
 
 
 @dataclass
@@ -50,14 +54,16 @@ class MetricResult:
     base_median: float | None
     new_median: float | None
     ratio: float | None
-    ci: tuple[float, float] | None
-    p_value: float | None  # raw, from the exact permutation test
+    ci: tuple[float, float] | None  # at the level tested (1 - 2 x level: the TOST interval)
+    p_value: float | None  # raw
     n_base: int
     n_new: int
     verdict: str
     note: str = ""
-    p_adjusted: float | None = None  # Holm, over every test of this comparison
+    p_adjusted: float | None = None  # Benjamini-Hochberg, over the pairs of this metric
     change: float = 0.0  # signed so that > 0 is better
+    method: str = ""
+    detectable: float | None = None  # the interval's half-width: smaller changes unseen
 
 
 @dataclass
@@ -76,6 +82,9 @@ class PairResult:
         base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
         return f"{base}[{self.variant}]" if self.variant else base
 
+    def metric(self, name: str) -> MetricResult | None:
+        return next((m for m in self.metrics if m.metric == name), None)
+
 
 @dataclass
 class Comparison:
@@ -85,6 +94,8 @@ class Comparison:
     alpha: float
     pairs: list[PairResult]
     plan_differences: list[str]
+    paired: bool = False
+    level: float | None = None  # the alpha this look tested at (< alpha after earlier looks)
 
     @property
     def worse(self) -> list[PairResult]:
@@ -93,88 +104,81 @@ class Comparison:
     def counts(self) -> dict[str, int]:
         return {v: sum(1 for p in self.pairs if p.verdict == v) for v in VERDICT_ORDER}
 
+    def decided(self) -> bool:
+        """Every measured pair has a verdict on throughput (worse, better, equivalent)."""
+        measured = [p for p in self.pairs if p.metric("rps") is not None]
+        return bool(measured) and all(
+            p.verdict == "worse" or p.metric("rps").verdict in decide.DECIDED  # type: ignore[union-attr]
+            for p in measured
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"counts": self.counts()}
 
 
-min_p_value = stats.min_p_value
-trials_needed = stats.trials_needed
+def estimate(metric: str, b: Pair, n: Pair, paired: bool) -> decide.Estimate | None:
+    """The log-ratio of one metric: per round when both sides ran in the same rounds."""
+    if paired:
+        bs, ns = b.by_round(metric), n.by_round(metric)
+        rounds = sorted(set(bs) & set(ns))
+        return decide.paired([bs[r] for r in rounds], [ns[r] for r in rounds])
+    return decide.unpaired(b.series(metric), n.series(metric))
 
 
-def compare_metric(
-    metric: str,
-    base: list[float],
-    new: list[float],
-    medians: tuple[float | None, float | None] | None = None,
-) -> MetricResult:
-    """One metric of one pair, before the verdict (which :func:`judge` gives once every
-    p-value of the comparison is known). `medians` are the runs' stored summaries (the
-    one place medians are computed, djbench.results.analysis)."""
+def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricResult:
     label, direction = METRICS[metric]
-    if not base or not new:
-        return MetricResult(
-            metric, None, None, None, None, None, len(base), len(new), "inconclusive",
-            f"no {label} figures on one side",
-        )  # fmt: skip
-    b_med, n_med = float(np.median(base)), float(np.median(new))
-    if medians is not None and None not in medians:
-        b_med, n_med = float(medians[0]), float(medians[1])  # type: ignore[arg-type]
-    ratio = n_med / b_med if b_med else None
-    enough = min(len(base), len(new)) >= stats.CI_MIN_TRIALS
-    ci = stats.ratio_ci(base, new) if enough else None
-    p, exact = stats.rank_sum_test(base, new)
-    note = "" if enough else f"no interval: it needs {stats.CI_MIN_TRIALS} trials per side"
-    if not exact:
-        note = "; ".join(x for x in (note, "p from 20,000 random splits") if x)
+    note = d.note
+    if d.verdict in ("worse", "better") and d.ratio is not None:
+        shown = d.p_adjusted if d.p_adjusted is not None else d.p
+        note = f"{label} {(d.ratio - 1) * 100:+.1f}% (p={shown:.3g}, {d.method})"
+    elif d.note == "too few":
+        note = (
+            f"too few trials ({len(b.series(metric))} vs {len(n.series(metric))}): the test "
+            f"needs {decide.MIN_ROUNDS} paired rounds or {decide.MIN_TRIALS} trials per side"
+        )
     return MetricResult(
         metric,
-        round(b_med, 4),
-        round(n_med, 4),
-        None if ratio is None else round(ratio, 4),
-        ci,
-        round(p, 5),
-        len(base),
-        len(new),
-        "inconclusive",
+        b.median(metric),
+        n.median(metric),
+        d.ratio,
+        d.ci,
+        d.p,
+        len(b.series(metric)),
+        len(n.series(metric)),
+        d.verdict,
         note,
-        change=(ratio - 1) * direction if ratio is not None else 0.0,
+        p_adjusted=d.p_adjusted,
+        change=((d.ratio - 1) * direction) if d.ratio is not None else 0.0,
+        method=d.method,
+        detectable=d.detectable,
     )
 
 
-def judge(m: MetricResult, threshold: float, alpha: float) -> None:
-    """The verdict of one metric from its Holm-adjusted p and its size (asv's rule)."""
-    label = METRICS[m.metric][0]
-    floor = min_p_value(m.n_base, m.n_new)
-    p = m.p_adjusted if m.p_adjusted is not None else m.p_value
-    if m.ratio is None or p is None:
-        return
-    if floor >= alpha:
-        m.verdict = "inconclusive"
-        m.note = (
-            f"too few trials ({m.n_base} vs {m.n_new}): the exact test cannot reach "
-            f"alpha={alpha} (smallest p {floor:.3g}); run {trials_needed(alpha)} per side"
-        )
-    elif p < alpha and abs(m.change) > threshold:
-        m.verdict = "better" if m.change > 0 else "worse"
-        sign = "+" if m.ratio > 1 else ""
-        m.note = f"{label} {sign}{(m.ratio - 1) * 100:.1f}% (p={p:.3g} after Holm)"
-    else:
-        m.verdict = "inconclusive"
-        m.note = (
-            "not significant"
-            + (" after Holm's correction" if m.p_value is not None and m.p_value < alpha else "")
-            if p >= alpha
-            else f"significant but within the {threshold:.0%} threshold"
-        )
+def lost_to_driver(pair: Pair) -> bool:
+    """Its only problem is trials the load driver lost: the server was not measured
+    there, it did not fail (METHODOLOGY 8)."""
+    invalid = [t for t in pair.entry.trials if not t.valid]
+    return (
+        pair.status == "invalid"
+        and bool(invalid)
+        and all(t.invalid is not None and t.invalid.code == "driver_failed" for t in invalid)
+    )
+
+
+def _measured(pair: Pair) -> bool:
+    return pair.ok or (lost_to_driver(pair) and bool(pair.valid_trials))
 
 
 def _correctness(base: Pair, new: Pair) -> tuple[str, list[str]] | None:
     """A verdict from status and verified answers alone, when they decide it."""
-    if base.ok and new.status in ("incompatible", "failed", "invalid"):
+    for side, pair in (("BASE", base), ("NEW", new)):
+        if lost_to_driver(pair) and not pair.valid_trials:
+            return "not measured", [f"every trial in {side} was lost to the load driver"]
+    if _measured(base) and not _measured(new) and new.status != "ok":
         return "worse", [f"was ok, now {new.status}: {say(new.reason)}"]
-    if not base.ok and new.ok:
+    if not _measured(base) and _measured(new):
         return "better", [f"was {base.status} ({say(base.reason)}), now ok"]
-    if not base.ok and not new.ok:
+    if not _measured(base) and not _measured(new):
         return "not comparable", [f"not measured: {base.status} before, {new.status} now"]
     base_shape = base.entry.verify.shape if base.entry.verify else ""
     new_shape = new.entry.verify.shape if new.entry.verify else ""
@@ -184,70 +188,81 @@ def _correctness(base: Pair, new: Pair) -> tuple[str, list[str]] | None:
 
 
 def plan_differences(base: Run, new: Run) -> list[str]:
+    """Every setting that makes the two runs' figures incomparable, by name."""
     found = []
     for key in PLAN_KEYS:
         b, n = getattr(base.plan, key), getattr(new.plan, key)
         if b != n:
             found.append(f"{key}: {b!r} vs {n!r}")
+    for key in ENVIRONMENT_KEYS:
+        b, n = getattr(base.environment, key), getattr(new.environment, key)
+        if b != n:
+            found.append(f"{key}: {b!r} vs {n!r}")
+    b_set, n_set = sorted(base.plan.scenarios), sorted(new.plan.scenarios)
+    if b_set != n_set:
+        # One server lifetime runs every scenario: a different set changes what each
+        # scenario's memory figure includes.
+        found.append(f"scenario set: {', '.join(b_set)} vs {', '.join(n_set)}")
     return found
 
 
-def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -> Comparison:
+def _pair_verdict(result: PairResult) -> str:
+    """worse if any metric is; better if any is (and none worse); equivalent when
+    throughput is and no metric moved; else inconclusive."""
+    verdicts = {m.verdict for m in result.metrics}
+    if "worse" in verdicts:
+        return "worse"
+    if "better" in verdicts:
+        return "better"
+    rps = result.metric("rps")
+    return "equivalent" if rps is not None and rps.verdict == "equivalent" else "inconclusive"
+
+
+def compare(
+    base: Run,
+    new: Run,
+    threshold: float = decide.THRESHOLD,
+    alpha: float = decide.ALPHA,
+    paired: bool = False,
+    level: float | None = None,
+) -> Comparison:
+    """Every pair of BASE against NEW. `paired`: both ran in the same rounds of one
+    command; `level`: the alpha this look may spend (default: all of it, one look)."""
     differences = plan_differences(base, new)
+    level = alpha if level is None else level
     new_pairs = {p.key: p for p in new.pairs}
     results: list[PairResult] = []
+    measured: list[tuple[PairResult, Pair, Pair]] = []
     for b in base.pairs:
         n = new_pairs.pop(b.key, None)
         result = PairResult(
-            b.server,
-            b.proxy,
-            b.scenario,
-            b.concurrency,
-            "inconclusive",
+            b.server, b.proxy, b.scenario, b.concurrency, "inconclusive",
             variant=b.entry.variant_label,
-        )
+        )  # fmt: skip
         results.append(result)
         if n is None:
             result.verdict, result.reasons = "not comparable", ["not in NEW"]
-            continue
-        if differences:
+        elif differences:
             result.verdict, result.reasons = "not comparable", ["different run settings"]
-            continue
-        if b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
+        elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
             result.verdict = "not comparable"
             result.reasons = ["the scenario's definition changed"]
-            continue
-        decided = _correctness(b, n)
-        if decided:
+        elif (decided := _correctness(b, n)) is not None:
             result.verdict, result.reasons = decided
-            if result.verdict != "worse" or not (b.ok and n.ok):
-                continue
-        result.metrics = [
-            compare_metric(m, b.series(m), n.series(m), (b.median(m), n.median(m))) for m in METRICS
-        ]
-    # Many pairs are tested at once: per metric (each its own question: "did throughput
-    # get worse anywhere?"), Holm keeps the chance of any false alarm among the pairs at
-    # alpha. (Over metrics too, a 5 vs 5 trial comparison could never reach 0.01.)
-    for metric in METRICS:
-        tested = [m for r in results for m in r.metrics if m.metric == metric and m.p_value]
-        adjusted = stats.holm([m.p_value or 1.0 for m in tested])
-        for m, p in zip(tested, adjusted, strict=True):
-            m.p_adjusted = round(p, 5)
-    for result in results:
-        for m in result.metrics:
-            judge(m, threshold, alpha)
-        verdicts = {m.verdict for m in result.metrics}
-        if result.metrics and result.verdict != "worse":
-            result.verdict = (
-                "worse"
-                if "worse" in verdicts
-                else "better"
-                if "better" in verdicts
-                else "inconclusive"
-            )
-        result.reasons += [  # each note starts with its metric's name
-            m.note for m in result.metrics if m.verdict in ("worse", "better")
-        ]
+        else:
+            measured.append((result, b, n))
+    # Many pairs at once: per metric (each its own question, "did throughput get worse
+    # anywhere?"), Benjamini-Hochberg keeps the share of false verdicts among the
+    # verdicts given at the look's level.
+    for metric, (_, direction) in METRICS.items():
+        estimates = [estimate(metric, b, n, paired) for _, b, n in measured]
+        decisions = decide.judge(estimates, direction, level, threshold)
+        for (result, b, n), d in zip(measured, decisions, strict=True):
+            if b.series(metric) or n.series(metric):
+                result.metrics.append(_metric_result(metric, b, n, d))
+    for result, _, _ in measured:
+        result.verdict = _pair_verdict(result)
+        result.reasons += [m.note for m in result.metrics if m.verdict in ("worse", "better")]
     for n in new_pairs.values():
         results.append(
             PairResult(
@@ -267,4 +282,27 @@ def compare(base: Run, new: Run, threshold: float = 0.10, alpha: float = 0.01) -
         alpha=alpha,
         pairs=results,
         plan_differences=differences,
+        paired=paired,
+        level=level,
     )
+
+
+def reachable(base: Run, new: Run) -> str | None:
+    """Why no verdict can be reached between two separate runs (None when one can):
+    the engine needs decide.MIN_TRIALS valid trials per side."""
+    counts = [
+        (len(b.valid_trials), len(n.valid_trials))
+        for b in base.pairs
+        for n in new.pairs
+        if n.key == b.key
+    ]
+    if not counts:
+        return "the two runs have no pair (server, scenario, concurrency, proxy) in common"
+    if all(min(c) < decide.MIN_TRIALS for c in counts):
+        low = min(min(c) for c in counts)
+        return (
+            f"no verdict is reachable: some side has {low} valid trial(s) per pair and the "
+            f"test needs {decide.MIN_TRIALS} per side; rerun with --trials "
+            f"{decide.MIN_TRIALS} or more (or compare in one command with --matrix)"
+        )
+    return None

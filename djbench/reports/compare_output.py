@@ -9,16 +9,20 @@ from rich.table import Table
 from djbench.reports.compare import METRICS, Comparison, MetricResult, PairResult
 from djbench.reports.words import md_cell, md_text
 
-STYLE = {"worse": "red", "better": "green", "inconclusive": "", "not comparable": "yellow"}
+STYLE = {
+    "worse": "red",
+    "better": "green",
+    "equivalent": "cyan",
+    "inconclusive": "",
+    "not measured": "yellow",
+    "not comparable": "yellow",
+}
 
 
 def _metric(m: MetricResult | None) -> str:
     if m is None or m.ratio is None:
         return ""
-    if m.ci:
-        ci = f" [{m.ci[0]:.2f}-{m.ci[1]:.2f}]"
-    else:  # a 95% interval of a median needs 6 trials; fewer give none, and say so
-        ci = " [no interval: <6 trials]" if min(m.n_base, m.n_new) < 6 else ""
+    ci = f" [{m.ci[0]:.3f}-{m.ci[1]:.3f}]" if m.ci else ""
     shown = m.p_adjusted if m.p_adjusted is not None else m.p_value
     p = "" if shown is None else f" p={shown:.3g}"
     return f"x{m.ratio:.3f}{ci}{p}"
@@ -30,10 +34,17 @@ def _by_metric(pair: PairResult) -> dict[str, MetricResult]:
 
 def _headline(c: Comparison) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in c.counts().items() if n)
+    level = c.alpha if c.level is None else c.level
+    method = (
+        "paired t on per-round log-ratios (both sides in every round)"
+        if c.paired
+        else "Welch t on log trial values (two separate runs)"
+    )
     return (
-        f"{c.base} -> {c.new}: {counts} (threshold {c.threshold:.0%}, alpha {c.alpha}; "
-        "ratios are NEW/BASE medians with 95% bootstrap intervals; p from an exact "
-        "permutation test, Holm-adjusted over the pairs per metric)"
+        f"{c.base} -> {c.new}: {counts} (threshold and equivalence margin "
+        f"{c.threshold:.0%}; ratios NEW/BASE with their {1 - 2 * level:.1%} interval; "
+        f"{method}; p Benjamini-Hochberg-adjusted over the pairs per metric, tested at "
+        f"{level:.3g})"
     )
 
 
@@ -43,7 +54,7 @@ def print_table(console: Console, c: Comparison) -> None:
             "[yellow]The runs were not made the same way:[/] "
             + escape("; ".join(c.plan_differences))
         )
-    few = next((m.note for p in c.pairs for m in p.metrics if "too few" in m.note), None)
+    few = next((m.note for p in c.pairs for m in p.metrics if m.note.startswith("too few")), None)
     if few:
         console.print(f"[yellow]Some pairs cannot reach a verdict:[/] {escape(few)}")
     table = Table(title=escape(_headline(c)), title_justify="left")
@@ -53,13 +64,13 @@ def print_table(console: Console, c: Comparison) -> None:
         m = _by_metric(pair)
         style = STYLE[pair.verdict]
         verdict = f"[{style}]{pair.verdict}[/]" if style else pair.verdict
-        # Say why an inconclusive metric is not a verdict when the reason is not plain
-        # noise: too few trials, a p that Holm's correction lifted, a change too small.
+        # Why an inconclusive metric is not a verdict: too few trials, or the smallest
+        # change this run could have seen.
         notes = list(
             dict.fromkeys(
-                x.note if "too few" in x.note else f"{METRICS[x.metric][0]}: {x.note}"
+                x.note if x.note.startswith("too few") else f"{METRICS[x.metric][0]}: {x.note}"
                 for x in pair.metrics
-                if x.verdict == "inconclusive" and x.note and x.note != "not significant"
+                if x.verdict == "inconclusive" and x.note
             )
         )
         why = "; ".join(pair.reasons + notes)

@@ -530,7 +530,10 @@ class MatrixCell(Model):
     project_dir: str | None = None
     ref: str | None = None
     commit: str | None = None
-    run_file: str | None = Field(default=None, description="the cell's runbench results")
+    run_file: str | None = Field(default=None, description="the cell's (first) results file")
+    run_files: list[str] = Field(
+        default_factory=list, description="every results file of the cell: one per server"
+    )
     commands: list[str] = Field(default_factory=list, description="each runbench started")
 
 
@@ -560,6 +563,9 @@ class MatrixVerdict(Model):
         default_factory=list, description="endpoints whose verified answer changed shape"
     )
     plan_differences: list[str] = Field(default_factory=list)
+    decided: bool = Field(default=False, description="every pair's throughput has a verdict")
+    level: float | None = Field(default=None, description="the alpha this look tested at")
+    rounds: int = Field(default=0, description="paired rounds behind these verdicts")
 
 
 class MatrixDocument(Model):
@@ -578,5 +584,10 @@ class MatrixDocument(Model):
     options: list[str] = Field(default_factory=list, description="the runbench options passed on")
     threshold: float = 0.10
     alpha: float = 0.01
+    budget_s: float | None = Field(default=None, description="--budget: the whole command")
+    until_decided: bool = False
+    planned_rounds: int | None = Field(default=None, description="the horizon alpha is spent over")
+    rounds: int = Field(default=0, description="rounds run")
+    seconds: float | None = Field(default=None, description="the command's wall time")
     cells: list[MatrixCell] = Field(default_factory=list)
     verdicts: list[MatrixVerdict] = Field(default_factory=list)

@@ -42,7 +42,6 @@ from djbench.reports.console import (
     print_hops,
     print_list,
     print_matrix,
-    print_matrix_result,
     print_results,
     print_skipped,
     print_soak,
@@ -377,46 +376,6 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     if action.verify_only:
         return verify_only(command, console, selection, opts)
     return benchmark(command, console, selection, opts, document, path, action.until_round)
-
-
-def matrix_main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str | None:
-    """--matrix: build each cell's environment, run the plan interleaved, judge."""
-    import sys
-
-    from djbench.plan import matrix as matrix_plan
-    from djbench.run import matrix
-
-    axes = matrix_plan.parse(str(options["matrix"]))
-    matrix.check_options(opts, options.get("matrix_base"), axes)
-    select(opts)  # servers, scenarios and their file checked here, before any cell is built
-    console = console_for(command.stdout, no_color=bool(options.get("no_color")))
-    if (problem := store.unwritable(Path(opts.output))) is not None:
-        raise OptionError(f"--output: {problem}")
-    settings = matrix.Settings(
-        axes=axes,
-        base=options.get("matrix_base"),
-        python=options.get("python"),
-        offline=bool(options.get("offline")),
-    )
-    cells = matrix_plan.cells(axes)
-    console.print(
-        escape(
-            f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), "
-            f"{opts.trials} round(s) interleaved; base "
-            f"{matrix_plan.base_cell(cells, settings.base).label}"
-        )
-    )
-    with terminate_on_signals():
-        document, path = matrix.main(
-            current(),
-            opts,
-            settings,
-            lambda m: console.print(escape(m)),
-            ["runbench", *sys.argv[2:]] if len(sys.argv) > 2 else ["runbench"],
-        )
-    print_matrix_result(console, document)
-    console.print(escape(f"Matrix: {path}"))
-    return matrix.problem(document)
 
 
 def list_all(console: Console, opts: RunOptions) -> None:

@@ -7,11 +7,16 @@
    interpreter for every cell when one fits them all (so that only the axis differs),
    else the first that fits each, said as a warning. An environment per resolution
    (:mod:`djbench.launch.envs`, cached by hash).
-3. Rounds: in each, every cell (in a seeded shuffled order, recorded) runs one round of
-   the same runbench plan in its own interpreter (``--until-round``; later rounds
-   ``--resume`` the cell's file), so machine drift spreads over every cell alike.
-4. Verdicts: each cell against the base with benchcompare's statistics, plus the
-   verify gate's answer shapes (a changed shape is a correctness regression).
+3. Rounds: in each, server by server (in a seeded shuffled order, recorded), every
+   cell runs that server's part of the plan back to back, cells in a random order
+   (``--until-round``; later rounds ``--resume`` that cell's file for that server): the
+   two sides of a pair are measured seconds apart, not a whole plan apart, so what the
+   machine does meanwhile hits both.
+4. Verdicts: each cell against the base with the decision engine
+   (:mod:`djbench.results.decide`), paired by round, plus the verify gate's answer
+   shapes (a changed shape is a correctness regression). Without ``--trials``, rounds
+   go on until every pair is decided or ``--budget`` is spent, with alpha spent over
+   the looks; with it, exactly that many rounds and one look.
 
 A cell that cannot be built or run is recorded with its reason; the others go on.
 """
@@ -37,11 +42,13 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions, to_argv
 from djbench.reports.compare import Comparison, compare
-from djbench.results import store
-from djbench.results.analysis import load_run
+from djbench.results import decide, store
+from djbench.results.analysis import load_cell
 from djbench.results.model import MatrixCell, MatrixDocument, MatrixPair, MatrixVerdict
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
+MAX_ROUNDS = 40  # the most rounds --until-decided plans for, whatever the budget
+STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (planning only)
 
 
 @dataclass
@@ -50,8 +57,11 @@ class Settings:
     base: str | None
     python: str | None
     offline: bool
-    threshold: float = 0.10
-    alpha: float = 0.01
+    threshold: float = decide.THRESHOLD
+    alpha: float = decide.ALPHA
+    budget_s: float = 900.0  # the whole command's wall time
+    rounds: int | None = None  # --trials: exactly this many rounds, one look; else until decided
+    servers: list[str] = field(default_factory=list)  # each a unit run back to back per cell
 
 
 @dataclass
@@ -249,11 +259,19 @@ def cell_timeout(opts: RunOptions) -> float:
 
 
 def run_round(
-    state: CellState, opts: RunOptions, round_index: int, out: Path, say: Callable[[str], None]
+    state: CellState,
+    opts: RunOptions,
+    round_index: int,
+    out: Path,
+    say: Callable[[str], None],
+    server: str | None = None,
 ) -> None:
-    """One round of the plan in the cell's interpreter (a new file, or its file resumed)."""
+    """One round of the plan (or of one server's part of it) in the cell's interpreter:
+    a new file, or its file resumed."""
     assert state.python is not None and state.project_dir is not None
     cell_out = (out / "cells" / state.cell.slug).resolve()
+    if server is not None:
+        cell_out, opts = cell_out / server, opts.model_copy(update={"servers": [server]})
     existing = sorted(p for p in cell_out.glob("*.json") if p.is_file())
     argv = [state.python, "manage.py", "runbench"]
     if round_index == 0 or not existing:
@@ -267,7 +285,7 @@ def run_round(
     env.pop("VIRTUAL_ENV", None)
     log = cell_out / f"round-{round_index + 1}.log"
     cell_out.mkdir(parents=True, exist_ok=True)
-    say(f"round {round_index + 1}: {state.cell.label}")
+    say(f"round {round_index + 1}: {state.cell.label}" + (f" {server}" if server else ""))
     with log.open("w") as handle:
         try:
             done = subprocess.run(
@@ -284,18 +302,31 @@ def run_round(
         except subprocess.TimeoutExpired:
             code = None
     files = sorted(p for p in cell_out.glob("*.json") if p.is_file())
-    if files:
-        state.record.run_file = str(files[-1])
-    # 0: done; 1: done, some pair failed or was invalid (recorded in its file). Anything
-    # else (a refusal, a crash, a timeout) means the round did not run: the cell fails
-    # rather than go on with fewer trials than the other cells.
-    if code not in (0, 1):
-        tail = " ".join(log.read_text(errors="replace").strip().splitlines()[-1:])
+    if files and str(files[-1]) not in state.record.run_files:
+        state.record.run_files.append(str(files[-1]))
+    state.record.run_file = state.record.run_file or (str(files[-1]) if files else None)
+    if (why := round_failure(code, log, bool(files))) is not None:
         state.record.status = "failed"
-        state.record.reason = (
-            f"its runbench {'timed out' if code is None else f'exited with {code}'} in round "
-            f"{round_index + 1}: {tail} (log: {log})"
-        )
+        state.record.reason = f"its runbench in round {round_index + 1} {why} (log: {log})"
+
+
+def round_failure(code: int | None, log: Path, saved: bool) -> str | None:
+    """Why a cell's round did not run, or None. 0: done; 1: done, some pair failed or
+    was invalid (recorded in its file). A refusal, a crash, a timeout, a traceback or no
+    results file at all mean the round did not run: the cell fails rather than go on
+    with fewer trials than the others (a project that no longer imports under the new
+    Django is the likeliest upgrade failure, and it must not pass)."""
+    lines = log.read_text(errors="replace").strip().splitlines()
+    if code is None:
+        return f"timed out: {' '.join(lines[-1:])}"
+    crashed = any(line.startswith("Traceback (most recent call last)") for line in lines)
+    if code in (0, 1) and saved and not crashed:
+        return None
+    tail = " | ".join(line.strip() for line in lines[-3:] if line.strip())
+    how = f"exited with {code}" if code not in (0, 1) or saved else "saved no results"
+    if crashed:
+        how += " after a traceback"
+    return f"{how}: {tail}"
 
 
 def shapes(run_file: str) -> dict[str, str]:
@@ -328,58 +359,120 @@ def _p(adjusted: float | None, raw: float | None) -> str:
     return "?" if value is None else f"{value:.3g}"
 
 
-def verdicts(states: list[CellState], base: CellState, settings: Settings) -> list[MatrixVerdict]:
+def cell_run(state: CellState) -> Path | None:
+    return Path(state.record.run_files[0]) if state.record.run_files else None
+
+
+def verdicts(
+    states: list[CellState], base: CellState, settings: Settings, level: float | None = None
+) -> list[MatrixVerdict]:
+    """Each cell against the base, paired by round, at this look's `level`."""
     found: list[MatrixVerdict] = []
-    if base.record.status != "ok" or base.record.run_file is None:
+    if base.record.status != "ok" or not base.record.run_files:
         return found
-    base_run = load_run(Path(base.record.run_file))
-    base_shapes = shapes(base.record.run_file)
+    base_run = load_cell([Path(f) for f in base.record.run_files], base.record.label)
+    base_shapes = {k: v for f in base.record.run_files for k, v in shapes(f).items()}
     for state in states:
-        if state is base or state.record.status != "ok" or state.record.run_file is None:
+        if state is base or state.record.status != "ok" or not state.record.run_files:
             continue
         result = compare(
             base_run,
-            load_run(Path(state.record.run_file)),
+            load_cell([Path(f) for f in state.record.run_files], state.record.label),
             threshold=settings.threshold,
             alpha=settings.alpha,
+            paired=True,
+            level=level,
         )
-        theirs = shapes(state.record.run_file)
+        theirs = {k: v for f in state.record.run_files for k, v in shapes(f).items()}
         changed = [
             f"{key}: {base_shapes[key]} -> {theirs[key]}"
             for key in sorted(set(base_shapes) & set(theirs))
             if base_shapes[key] != theirs[key]
         ]
-
-        found.append(
-            MatrixVerdict(
-                cell=state.record.label,
-                base=base.record.label,
-                counts=result.counts(),
-                pairs=[
-                    MatrixPair(
-                        label=p.label,
-                        scenario=p.scenario,
-                        concurrency=p.concurrency,
-                        verdict=p.verdict,
-                        metrics={
-                            m.metric: (
-                                f"x{m.ratio:.3f} p={_p(m.p_adjusted, m.p_value)}"
-                                if m.ratio is not None
-                                else m.note or "-"
-                            )
-                            for m in p.metrics
-                        },
-                        reasons=list(p.reasons),
-                    )
-                    for p in result.pairs
-                ],
-                worse=_named(result, "worse"),
-                better=_named(result, "better"),
-                shape_changes=changed,
-                plan_differences=result.plan_differences,
-            )
-        )
+        found.append(_verdict(state, base, result, changed))
     return found
+
+
+def _verdict(
+    state: CellState, base: CellState, result: Comparison, changed: list[str]
+) -> MatrixVerdict:
+    return MatrixVerdict(
+        cell=state.record.label,
+        base=base.record.label,
+        counts=result.counts(),
+        pairs=[
+            MatrixPair(
+                label=p.label,
+                scenario=p.scenario,
+                concurrency=p.concurrency,
+                verdict=p.verdict,
+                metrics={
+                    m.metric: (
+                        f"x{m.ratio:.3f}"
+                        + (f" [{m.ci[0]:.3f}-{m.ci[1]:.3f}]" if m.ci else "")
+                        + f" p={_p(m.p_adjusted, m.p_value)}"
+                        if m.ratio is not None
+                        else m.note or "-"
+                    )
+                    for m in p.metrics
+                },
+                reasons=list(p.reasons),
+            )
+            for p in result.pairs
+        ],
+        worse=_named(result, "worse"),
+        better=_named(result, "better"),
+        shape_changes=changed,
+        plan_differences=result.plan_differences,
+        decided=result.decided(),
+        level=result.level,
+        rounds=max((m.n_base for p in result.pairs for m in p.metrics), default=0),
+    )
+
+
+@dataclass
+class Looks:
+    """Where alpha stands: rounds done, the horizon the budget allows, the last look."""
+
+    alpha: float
+    most: int | None = None  # fixed after the pilot round (or --trials)
+    previous: int | None = None
+
+    def level(self, done: int, final: bool) -> float:
+        """What a look after `done` rounds may spend; the final look spends the rest."""
+        assert self.most is not None
+        level = decide.look_alpha(self.alpha, done, self.most, self.previous, final)
+        self.previous = done
+        return level
+
+
+def play_round(
+    states: list[CellState],
+    opts: RunOptions,
+    settings: Settings,
+    round_index: int,
+    rng: random.Random,
+    out: Path,
+    say: Callable[[str], None],
+) -> list[str]:
+    """One round: server by server, each cell back to back in a random order."""
+    units = settings.servers or [None]  # type: ignore[list-item]
+    order = []
+    for server in rng.sample(units, len(units)):
+        ready = [s for s in states if s.record.status == "ok"]
+        for state in rng.sample(ready, len(ready)):
+            started = time.monotonic()
+            run_round(state, opts, round_index, out, say, server)
+            order.append(f"{state.record.label}" + (f" {server}" if server else ""))
+            say(f"  {state.cell.label} {server or ''} took {time.monotonic() - started:.0f} s")
+    return order
+
+
+def horizon(settings: Settings, round_s: float, left_s: float) -> int:
+    """The most rounds the budget allows, fixed once after the pilot round."""
+    if settings.rounds is not None:
+        return settings.rounds
+    return max(decide.MIN_ROUNDS, min(MAX_ROUNDS, 1 + int(left_s // max(round_s, 1.0))))
 
 
 def main(
@@ -389,12 +482,13 @@ def main(
     say: Callable[[str], None],
     command: list[str],
 ) -> tuple[MatrixDocument, Path]:
-    """Build, run interleaved, judge; the matrix file is rewritten after every step."""
+    """Build, run interleaved until decided (or --trials rounds), judge; the matrix file
+    is rewritten after every step."""
+    clock = time.monotonic()
     cells = plan.cells(settings.axes)
     base_cell = plan.base_cell(cells, settings.base)
-    out = Path(opts.output)
     matrix_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-    out = out / f"matrix-{matrix_id}"
+    out = Path(opts.output) / f"matrix-{matrix_id}"
     seed = opts.seed if opts.seed is not None else secrets.randbelow(2**31)
     opts = opts.model_copy(update={"seed": seed})  # every cell shuffles its servers alike
     path = out / "matrix.json"
@@ -407,30 +501,58 @@ def main(
         options=[*command],
         threshold=settings.threshold,
         alpha=settings.alpha,
+        budget_s=settings.budget_s,
+        until_decided=settings.rounds is None,
     )
     out.mkdir(parents=True, exist_ok=True)
     states = build_cells(project, opts, settings, say, out)
     document.cells = [s.record for s in states]
     store.write_atomic(path, document)
-    rng = random.Random(seed)
-    for round_index in range(opts.trials):
-        ready = [s for s in states if s.record.status == "ok"]
-        if not ready:
-            break
-        order = rng.sample(ready, len(ready))
-        document.order.append([s.record.label for s in order])
-        for state in order:
-            started = time.monotonic()
-            run_round(state, opts, round_index, out, say)
-            took = time.monotonic() - started
-            say(f"  {state.cell.label} round {round_index + 1} took {took:.0f} s")
-            store.write_atomic(path, document)
     base = next(s for s in states if s.cell == base_cell)
-    document.verdicts = verdicts(states, base, settings)
+    looks = Looks(settings.alpha)
+    rng = random.Random(seed)
+    round_index = 0
+    while base.record.status == "ok" and sum(s.record.status == "ok" for s in states) > 1:
+        started = time.monotonic()
+        document.order.append(play_round(states, opts, settings, round_index, rng, out, say))
+        round_index += 1
+        round_s = time.monotonic() - started
+        if looks.most is None:
+            looks.most = horizon(settings, round_s, settings.budget_s - (time.monotonic() - clock))
+            document.planned_rounds = looks.most
+            say(plan_line(settings, round_s, looks.most, base, states))
+        out_of_time = time.monotonic() - clock + round_s > settings.budget_s
+        final = round_index >= looks.most or out_of_time
+        if final or (settings.rounds is None and round_index >= decide.MIN_ROUNDS):
+            document.verdicts = verdicts(states, base, settings, looks.level(round_index, final))
+            document.rounds = round_index
+            if not final and all(v.decided for v in document.verdicts):
+                say(f"every pair decided after {round_index} round(s)")
+                break
+        store.write_atomic(path, document)
+        if final:
+            if out_of_time and round_index < looks.most:
+                say(f"the budget is spent after {round_index} round(s)")
+            break
     document.status = "complete"
     document.finished = store.now()
+    document.seconds = round(time.monotonic() - clock, 1)
     store.write_atomic(path, document)
     return document, path
+
+
+def plan_line(
+    settings: Settings, round_s: float, most: int, base: CellState, states: list[CellState]
+) -> str:
+    """After the pilot round: what the budget allows, and what a verdict needs here."""
+    pairs = max(1, len(settings.servers)) * max(1, len(states) - 1)
+    need = decide.rounds_needed(settings.threshold, pairs, settings.alpha)
+    return (
+        f"a round takes {round_s:.0f} s: up to {most} round(s) in the budget; detecting a "
+        f"{settings.threshold:.0%} change on {pairs} server(s) x scenarios needs about "
+        f"{need} rounds (~{need * round_s / 60:.0f} min) at this machine's usual noise "
+        f"(sd {decide.NOISE_SD} per round); larger changes need fewer"
+    )
 
 
 def problem(document: MatrixDocument) -> str | None:

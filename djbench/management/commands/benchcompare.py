@@ -1,4 +1,9 @@
-"""``manage.py benchcompare BASE.json NEW.json``: regression, improvement or inconclusive."""
+"""``manage.py benchcompare BASE.json NEW.json``: worse, better, equivalent or inconclusive.
+
+Two separate runs: the machine may have changed between them (other work shifts whole
+runs here by 20-30%); comparing in one command (``runbench --matrix``) pairs the sides
+round by round and is the honest way to validate an upgrade.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,19 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench.reports.compare import compare
+from djbench.reports.compare import compare, reachable
 from djbench.reports.compare_output import markdown, print_table
 from djbench.reports.console import console_for
+from djbench.results import decide
 from djbench.results.analysis import load_run
 from djbench.results.store import ResultsError
 
 
 class Command(BaseCommand):
     help = (
-        "Compare two runbench results files (e.g. before and after a Django upgrade). "
-        "Exit code 1 when anything got worse, 0 otherwise, 2 for unusable input."
+        "Compare two runbench results files (e.g. before and after a Django upgrade): "
+        "worse, better, equivalent or inconclusive per pair. Exit code 1 when anything "
+        "got worse, 0 otherwise, 2 for unusable input or when no verdict is reachable."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,14 +34,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--threshold",
             type=float,
-            default=0.10,
-            help="smallest change that counts, as a fraction (default 0.10)",
+            default=decide.THRESHOLD,
+            help="smallest change that counts, and the equivalence margin, as a fraction "
+            f"(default {decide.THRESHOLD})",
         )
         parser.add_argument(
             "--alpha",
             type=float,
-            default=0.01,
-            help="significance level of the Mann-Whitney U test (default 0.01)",
+            default=decide.ALPHA,
+            help="false discovery rate per metric over the pairs (Benjamini-Hochberg) of "
+            f"Welch's t on log trial values (default {decide.ALPHA})",
         )
         parser.add_argument(
             "--json", dest="json_path", type=Path, help="write the verdicts as JSON"
@@ -57,8 +66,8 @@ class Command(BaseCommand):
         markdown_path: Path | None,
         **options: Any,
     ) -> None:
-        if not 0 <= threshold < 10:
-            raise CommandError("--threshold takes a fraction like 0.10", returncode=2)
+        if not 0 < threshold < 1:
+            raise CommandError("--threshold takes a fraction like 0.05", returncode=2)
         if not 0 < alpha < 1:
             raise CommandError(
                 "--alpha takes a probability between 0 and 1, like 0.01", returncode=2
@@ -67,6 +76,8 @@ class Command(BaseCommand):
             base_run, new_run = load_run(base), load_run(new)
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
+        if (why := reachable(base_run, new_run)) is not None:
+            raise CommandError(why, returncode=2)
         result = compare(base_run, new_run, threshold=threshold, alpha=alpha)
         print_table(console_for(self.stdout, no_color=options.get("no_color", False)), result)
         if json_path:

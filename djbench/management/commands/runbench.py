@@ -11,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.plan import runplan
 from djbench.plan.options import OptionError
-from djbench.run import benchrun, services
+from djbench.results import decide
+from djbench.run import benchrun, services, upgrade
 
 
 class Command(BaseCommand):
@@ -61,6 +62,25 @@ class Command(BaseCommand):
             "cell compared with the first; exit code 1 when anything got worse",
         )
         a("--matrix-base", metavar="CELL", help="the cell the others are compared with")
+        a(
+            "--budget",
+            metavar="DURATION",
+            help=f"--matrix: wall time of the whole command (default {upgrade.DEFAULT_BUDGET}); "
+            "rounds go on until every pair is decided or it is spent (with --trials N: "
+            "exactly N rounds)",
+        )
+        a(
+            "--threshold",
+            type=float,
+            help="--matrix: smallest change that counts, and the equivalence margin "
+            f"(default {decide.THRESHOLD})",
+        )
+        a(
+            "--alpha",
+            type=float,
+            help="--matrix: false discovery rate per metric over the pairs and the looks "
+            f"(default {decide.ALPHA}; paired t on per-round log-ratios)",
+        )
         a("--python", metavar="PATH", help="--matrix: an interpreter to try first")
         a("--offline", action="store_true", help="--matrix: build from uv's cache only")
         a("--until-round", type=int, help=argparse.SUPPRESS)  # --matrix's own interleaving
@@ -89,6 +109,12 @@ class Command(BaseCommand):
             self.services(options)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
+        if not options.get("matrix"):
+            extra = [o for o in ("budget", "threshold", "alpha") if options.get(o) is not None]
+            if extra:
+                raise CommandError(
+                    f"--{extra[0]} goes with --matrix (a verdict between cells)", returncode=2
+                )
         until = options.get("until_round")
         if until is not None and until < 1:
             raise CommandError("--until-round takes a round number of at least 1", returncode=2)
@@ -101,7 +127,7 @@ class Command(BaseCommand):
         )
         try:
             if options.get("matrix"):
-                problem = benchrun.matrix_main(self, runplan.from_command(options), options)
+                problem = upgrade.main(self, runplan.from_command(options), options)
             else:
                 problem = benchrun.main(self, runplan.from_command(options), action)
         except OptionError as exc:
