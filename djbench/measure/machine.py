@@ -3,7 +3,10 @@
 On a shared VM the hypervisor can take CPU time away from this machine (steal): a trial
 taken while it did reads low for reasons that have nothing to do with the server. Each
 trial records the steal over its window, how busy the server's and the driver's CPUs
-were, and the mean clock of the CPUs where the kernel shows it.
+were, the share of that busy time other processes took (the CPUs' busy time minus
+what the server tree and the driver used themselves: a package install or a browser on
+the same cores shows here, and not only as a slower server), and the mean clock of the
+CPUs where the kernel shows it.
 """
 
 from __future__ import annotations
@@ -88,4 +91,29 @@ def load(
         server_cpus_busy_percent=_cpus_busy(before, after, server_cpus) if server_cpus else None,
         driver_cpus_busy_percent=_cpus_busy(before, after, driver_cpus) if driver_cpus else None,
         mhz=mean_mhz(),
+    )
+
+
+def with_foreign(
+    found: MachineLoad | None,
+    server_percent: float | None,
+    server_cpus: Sequence[int],
+    driver_percent: float | None,
+) -> MachineLoad | None:
+    """`found` with the busy time other processes took on the server's and the driver's
+    CPUs: busy % minus the tree's own (% of one core, spread over its CPUs) and the
+    driver's own (% of its CPUs). Clamped at 0: the two readings are not taken at the
+    same instants."""
+    if found is None:
+        return None
+
+    def other(busy: float | None, own: float | None) -> float | None:
+        return None if busy is None or own is None else round(max(busy - own, 0.0), 1)
+
+    own_server = server_percent / max(1, len(server_cpus)) if server_percent is not None else None
+    return found.model_copy(
+        update={
+            "server_cpus_foreign_percent": other(found.server_cpus_busy_percent, own_server),
+            "driver_cpus_foreign_percent": other(found.driver_cpus_busy_percent, driver_percent),
+        }
     )

@@ -492,6 +492,13 @@ def run_trial(
         else None
     )
     server_memory = _window_memory(samplers[0], window) if samplers else None
+    driver_percent = round(driver_cpu_percent(ran, settings.driver_cpus), 1)
+    load = machine.with_foreign(
+        load,
+        server_memory.cpu_percent if server_memory else None,
+        live.deployment.cpus,
+        driver_percent if settings.driver_cpus else None,
+    )
     timeline = None
     if isinstance(watcher := samplers[0] if samplers else None, TimelineSampler):
         opened = window.opened_at or watcher.samples[0].at
@@ -514,7 +521,7 @@ def run_trial(
         in_flight_source=source if served is not None else None,
         window_edge_bound=edge_bound(result, connections) if closed_loop else None,
         warmup=warmup,
-        driver_cpu_percent=round(driver_cpu_percent(ran, settings.driver_cpus), 1),
+        driver_cpu_percent=driver_percent,
         driver_cpu_seconds=round(ran.cpu_seconds, 3),
         driver_wall_seconds=round(ran.wall_seconds, 3),
         memory_mb=server_memory,

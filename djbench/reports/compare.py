@@ -11,12 +11,13 @@ never a verdict on the server.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from djbench.reports.words import say
 from djbench.results import decide
-from djbench.results.analysis import Pair, Run
+from djbench.results.analysis import FOREIGN_PERCENT, Pair, Run, foreign_percent
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
 METRICS: dict[str, tuple[str, int]] = {
@@ -206,6 +207,23 @@ def plan_differences(base: Run, new: Run) -> list[str]:
     return found
 
 
+def _machine_moved(base: Pair, new: Pair) -> str | None:
+    """Why two separate runs' figures of one pair are not comparable because other
+    processes took CPU during one of them (the median trial above the bound)."""
+    shares = {}
+    for side, pair in (("BASE", base), ("NEW", new)):
+        found = [f for t in pair.valid_trials if (f := foreign_percent(t)) is not None]
+        shares[side] = statistics.median(found) if found else 0.0
+    busy = {side: v for side, v in shares.items() if v > FOREIGN_PERCENT}
+    if not busy:
+        return None
+    said = ", ".join(f"{side} {v:.0f}%" for side, v in shares.items())
+    return (
+        f"the machine moved: other processes took CPU on the server's or driver's cores "
+        f"during the trials ({said}, median trial); compare in one command with --matrix"
+    )
+
+
 def _pair_verdict(result: PairResult) -> str:
     """worse if any metric is; better if any is (and none worse); equivalent when
     throughput is and no metric moved; else inconclusive."""
@@ -247,6 +265,10 @@ def compare(
         elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
             result.verdict = "not comparable"
             result.reasons = ["the scenario's definition changed"]
+        elif not paired and (busy := _machine_moved(b, n)) is not None:
+            # Two separate runs: other work on the machine during one of them is in the
+            # ratio and nothing can take it out again (paired rounds cancel it).
+            result.verdict, result.reasons = "not comparable", [busy]
         elif (decided := _correctness(b, n)) is not None:
             result.verdict, result.reasons = decided
         else:

@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
+from djbench.reports.compare import estimate
 from djbench.reports.words import (
     growth_text,
     hop_advice,
@@ -23,7 +24,7 @@ from djbench.reports.words import (
     say,
     ws_short,
 )
-from djbench.results import stats
+from djbench.results import decide, stats
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the rank-sum test separates them
@@ -137,7 +138,8 @@ def best_by_throughput(
     winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
     blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
     if blocked:
-        excluded += [(p, say(p.warning(UNSTABLE))) for p in blocked]
+        # Noise is a property of the run, not a reason against a server: the leaders are
+        # named in the "no verdict" line, never under "not recommended".
         return [], excluded, blocked
     return winners, excluded, []
 
@@ -429,55 +431,82 @@ AXIS_SECTIONS = {
 }
 
 
-def axis_lines(run: Run, axis: str) -> list[str]:
-    """Per interface: each value of `axis` against its first value, same everything else.
+def _axis_groups(run: Run, axis: str, interface: str) -> list[dict[str, Pair]]:
+    """The pairs that differ only in `axis`: per (server, proxy, scenario, concurrency,
+    other axes' values), each value's pair."""
+    groups: dict[tuple[object, ...], dict[str, Pair]] = {}
+    for p in run.pairs:
+        if not p.ok or p.entry.interface != interface or axis not in p.variant:
+            continue
+        others = tuple(sorted((k, v) for k, v in p.variant.items() if k != axis))
+        key = (p.server, p.proxy, p.scenario, p.concurrency, others)
+        groups.setdefault(key, {})[p.variant[axis]] = p
+    return list(groups.values())
 
-    A ratio is taken per (server, proxy, scenario, concurrency, other axes' values);
-    the line gives their median and range, and names the winner only when every ratio
-    of it is above 1 (otherwise the run cannot separate them).
-    """
+
+def _axis_value(
+    groups: list[dict[str, Pair]], axis: str, base: str, value: str
+) -> tuple[str, str] | None:
+    """(verdict, text) of one value against the base over every group: the decision
+    engine per group (paired by round: the values ran in the same rounds), with
+    Benjamini-Hochberg over the groups."""
+    both = [(g[base], g[value]) for g in groups if base in g and value in g]
+    both = [(b, o) for b, o in both if b.median("rps") and o.median("rps")]
+    if not both:
+        return None
+    decisions = decide.judge(
+        [estimate("rps", b, o, paired=True) for b, o in both], +1, decide.ALPHA
+    )
+    found = sorted((o.median("rps") or 0) / (b.median("rps") or 1) for b, o in both)
+    counts = {v: sum(d.verdict == v for d in decisions) for v in decide.DECIDED}
+    counts["inconclusive"] = len(decisions) - sum(counts.values())
+    if counts["better"] and not counts["worse"]:
+        verdict = "better"
+    elif counts["worse"] and not counts["better"]:
+        verdict = "worse"
+    elif counts["equivalent"] == len(decisions):
+        verdict = "equivalent"
+    else:
+        verdict = "inconclusive"
+    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return verdict, (
+        f"`{axis}={value}` gave {statistics.median(found):.2f}x the req/s of `{axis}={base}` "
+        f"(median of "
+        f"{len(found)} pair(s), {found[0]:.2f}-{found[-1]:.2f}x; {tally})"
+    )
+
+
+def axis_lines(run: Run, axis: str) -> list[str]:
+    """Per interface: each value of `axis` against its first value, same everything else,
+    judged by the decision engine: "use" only for a value significantly better than the
+    first beyond the threshold on some pair and worse on none."""
     values = run.plan.axes.get(axis, [])
     if len(values) < 2:
         return []
     base = values[0]
     lines = []
     for interface in ("wsgi", "asgi"):
-        groups: dict[tuple[object, ...], dict[str, Pair]] = {}
-        for p in run.pairs:
-            if not p.ok or p.entry.interface != interface or axis not in p.variant:
-                continue
-            others = tuple(sorted((k, v) for k, v in p.variant.items() if k != axis))
-            key = (p.server, p.proxy, p.scenario, p.concurrency, others)
-            groups.setdefault(key, {})[p.variant[axis]] = p
-        ratios: dict[str, list[float]] = {v: [] for v in values[1:]}
-        for by_value in groups.values():
-            reference = by_value.get(base)
-            if reference is None or not reference.median("rps"):
-                continue
-            for value in values[1:]:
-                other = by_value.get(value)
-                if other is not None and other.median("rps"):
-                    ratios[value].append(
-                        (other.median("rps") or 0) / (reference.median("rps") or 1)
-                    )
-        measured = {v: r for v, r in ratios.items() if r}
-        if not measured:
+        groups = _axis_groups(run, axis, interface)
+        judged = {
+            v: found
+            for v in values[1:]
+            if (found := _axis_value(groups, axis, base, v)) is not None
+        }
+        if not judged:
             continue
-        parts = []
-        for value, found in measured.items():
-            found.sort()
-            median = statistics.median(found)
-            parts.append(
-                f"`{axis}={value}` gave {median:.2f}x the req/s of `{axis}={base}` "
-                f"(median of {len(found)} pair(s), {found[0]:.2f}-{found[-1]:.2f}x)"
-            )
-        best_value, best = max(measured.items(), key=lambda kv: statistics.median(kv[1]))
-        if min(best) > 1:
-            verdict = f"use `{axis}={best_value}`"
-        elif max(v for r in measured.values() for v in r) < 1:
+        better = [v for v, (verdict, _) in judged.items() if verdict == "better"]
+        if better:
+            verdict = f"use `{axis}={better[0]}`"
+        elif all(v == "worse" for v, _ in judged.values()):
             verdict = f"keep `{axis}={base}`"
+        elif all(v == "equivalent" for v, _ in judged.values()):
+            verdict = f"no difference beyond {decide.THRESHOLD:.0%}: either value"
         else:
-            verdict = "no clear winner in this run (ratios on both sides of 1)"
+            verdict = (
+                f"no verdict in this run (no difference beyond {decide.THRESHOLD:.0%} could be "
+                "shown either way)"
+            )
+        parts = [text for _, text in judged.values()]
         lines.append(f"- **{interface.upper()}**: {verdict}. " + "; ".join(parts) + ".")
     return lines
 

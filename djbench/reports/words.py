@@ -76,6 +76,11 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"the hypervisor took up to {p['max_percent']:.1f}% of the CPU time during "
         f"{p['trials']} trial(s) (steal): those figures read low"
     ),
+    "foreign_cpu": lambda p: (
+        f"other processes took up to {p['max_percent']:.0f}% of the server's or the "
+        f"driver's CPUs during {p['trials']} trial(s): those figures read low, and another "
+        "run's are not comparable with them (compare in one command: --matrix)"
+    ),
     # --- why a server or a pair was not run, or not ranked
     "not_installed": lambda p: (
         f'not installed (missing {_list(p["missing"])}): pip install "djbench[{p["extra"]}]"'

@@ -33,6 +33,21 @@ UNSERVED_CODES = frozenset({UNDERSERVED, "client_short"})
 UNSTABLE = "unstable"  # trial-to-trial spread too high to rank (the guide names no winner)
 UNSTABLE_CV = 0.10  # pyperf warns above a 10% coefficient of variation
 STEAL_PERCENT = 5.0  # a trial whose window lost more CPU than this to the hypervisor
+# A trial during which other processes took more than this share of the server's or the
+# driver's CPUs (their busy time minus what the tree and the driver used themselves).
+FOREIGN_PERCENT = 10.0
+
+
+def foreign_percent(trial: Trial) -> float | None:
+    """The larger share of the server's or the driver's CPUs that other processes took
+    during the trial's window (None when it was not measured)."""
+    m = trial.machine
+    if m is None:
+        return None
+    found = [
+        v for v in (m.server_cpus_foreign_percent, m.driver_cpus_foreign_percent) if v is not None
+    ]
+    return max(found) if found else None
 
 
 def left_unserved(trial: Trial) -> bool:
@@ -98,6 +113,11 @@ def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
     if stolen:
         flags.append(
             Notice(code="steal", params={"max_percent": max(stolen), "trials": len(stolen)})
+        )
+    foreign = [f for t in valid if (f := foreign_percent(t)) is not None and f > FOREIGN_PERCENT]
+    if foreign:
+        flags.append(
+            Notice(code="foreign_cpu", params={"max_percent": max(foreign), "trials": len(foreign)})
         )
     entry.summary = Summary(
         rps=rps,

@@ -101,6 +101,13 @@ class MachineLoad(Model):
     busy_percent: float | None = None
     server_cpus_busy_percent: float | None = None
     driver_cpus_busy_percent: float | None = None
+    server_cpus_foreign_percent: float | None = Field(
+        default=None,
+        description="the server's CPUs' busy time not spent by the server tree: other work",
+    )
+    driver_cpus_foreign_percent: float | None = Field(
+        default=None, description="the driver's CPUs' busy time not spent by the driver"
+    )
     mhz: float | None = Field(default=None, description="mean CPU clock, where shown")
 
 

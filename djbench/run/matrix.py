@@ -520,7 +520,8 @@ def main(
         if looks.most is None:
             looks.most = horizon(settings, round_s, settings.budget_s - (time.monotonic() - clock))
             document.planned_rounds = looks.most
-            say(plan_line(settings, round_s, looks.most, base, states))
+            pairs = len(settings.servers) * len(opts.scenarios or ["?"]) * len(opts.concurrency)
+            say(plan_line(settings, round_s, looks.most, pairs * (len(states) - 1)))
         out_of_time = time.monotonic() - clock + round_s > settings.budget_s
         final = round_index >= looks.most or out_of_time
         if final or (settings.rounds is None and round_index >= decide.MIN_ROUNDS):
@@ -541,17 +542,17 @@ def main(
     return document, path
 
 
-def plan_line(
-    settings: Settings, round_s: float, most: int, base: CellState, states: list[CellState]
-) -> str:
+def plan_line(settings: Settings, round_s: float, most: int, pairs: int) -> str:
     """After the pilot round: what the budget allows, and what a verdict needs here."""
-    pairs = max(1, len(settings.servers)) * max(1, len(states) - 1)
-    need = decide.rounds_needed(settings.threshold, pairs, settings.alpha)
+    needs = ", ".join(
+        f"{change:.0%} ~{(n := decide.rounds_needed(change, pairs, settings.alpha))} rounds "
+        f"({n * round_s / 60:.0f} min)"
+        for change in sorted({settings.threshold, 0.10, 0.15})
+    )
     return (
-        f"a round takes {round_s:.0f} s: up to {most} round(s) in the budget; detecting a "
-        f"{settings.threshold:.0%} change on {pairs} server(s) x scenarios needs about "
-        f"{need} rounds (~{need * round_s / 60:.0f} min) at this machine's usual noise "
-        f"(sd {decide.NOISE_SD} per round); larger changes need fewer"
+        f"a round takes {round_s:.0f} s: up to {most} round(s) in the budget. Flagging a "
+        f"change on one of {pairs} pair(s) with 80% power at this machine's usual noise "
+        f"(sd {decide.NOISE_SD} per round) needs: {needs}"
     )
 
 
