@@ -93,6 +93,12 @@ def test_a_cells_requirements(tmp_path: Path) -> None:
     assert released[0].startswith("djbench[daphne,sample]==")
 
 
+def test_git_missing_is_a_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git on it
+    with pytest.raises(envs.EnvError, match="git is not installed here"):
+        envs.git(tmp_path, "rev-parse", "--show-toplevel")
+
+
 def test_uv_failure_is_one_line() -> None:
     text = (
         "  × No solution found when resolving dependencies:\n"  # noqa: RUF001 (uv's own text)
@@ -112,6 +118,11 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         (["--matrix", "django=5.2,6.0", "--budget", "20s"], "and a verdict needs at least 3"),
         (["--matrix", "django=5.2,6.0", "--alpha", "1.5"], "--alpha takes a probability"),
         (["--budget", "10m"], "--budget goes with --matrix"),
+        (["--matrix", "django=5.2,6.0", "--budget", "nan"], "must be a finite duration"),
+        (["--matrix", "django=5.2,6.0", "--tune"], "tune in one environment first"),
+        (["--matrix", "django=5.2,6.0", "--python", "/no/such/python"], "--python /no/such"),
+        (["--matrix", "django=5.2,6.0", "--python", "/bin/true"], "not a Python 3"),
+        (["--tune", "--tune-budget", "nan"], "must be a finite duration"),
     ):
         with pytest.raises(CommandError, match=words) as caught:
             call_command("runbench", *args, "--output", str(tmp_path), stdout=StringIO())
@@ -354,6 +365,15 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
     # The two runs answered alike: the regression is speed, not a changed answer.
     assert verdict.shape_changes == []
+    # The worktrees were removed: the user's repository keeps no trace of the matrix.
+    listed = (
+        subprocess.run(
+            ["git", "worktree", "list"], cwd=root, capture_output=True, text=True, check=True
+        )
+        .stdout.strip()
+        .splitlines()
+    )
+    assert len(listed) == 1, listed
     data = json.loads(path.read_text())
     assert data["kind"] == "matrix"
 

@@ -64,3 +64,44 @@ def test_check_deploy_in_production_mode_is_clean() -> None:
         "WARNING",
     )
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+@pytest.mark.servers
+def test_a_database_password_appears_in_no_output_of_a_run(tmp_path: Path) -> None:
+    """--database with a password in its URL (trust auth here ignores it): nothing the
+    run prints or writes shows it, the restart line and the recorded commands included."""
+    from django.db import connection
+
+    from tests import services
+
+    if connection.vendor != "postgresql":
+        pytest.skip("run in the PostgreSQL pass only (it starts a PostgreSQL run)")
+    services.require_postgres()
+    secret = "s3cr3t-pw-7731"
+    url = f"postgres://postgres:{secret}@127.0.0.1:5432/djbench_redact"
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    try:
+        done = _run_with(url, env, tmp_path)
+    finally:
+        import psycopg
+
+        with psycopg.connect(services.POSTGRES_URL, autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS djbench_redact WITH (FORCE)")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "restarting runbench with DATABASE_URL=postgres://postgres:***@" in done.stdout
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".json" for p in written)
+    for text in [done.stdout, done.stderr] + [p.read_text(errors="replace") for p in written]:
+        assert secret not in text
+
+
+def _run_with(url: str, env: dict[str, str], out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable, "manage.py", "runbench", "--database", f"postgres={url}",
+            "--servers", "gunicorn-sync", "--scenarios", "health-sync", "--trials", "1",
+            "--duration", "0.5", "--warmup", "0.2", "--ws-idle", "0", "--no-color",
+            "--output", str(out),
+        ],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip

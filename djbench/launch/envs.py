@@ -15,6 +15,7 @@ one per commit, so a pull request is validated like an upgrade.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -222,17 +223,42 @@ def build(
 
 
 def git(directory: Path, *argv: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(directory), *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(directory), *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise EnvError(
+            "git is not installed here (a ref axis checks commits out with it)"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise EnvError(f"git {' '.join(argv)} did not finish within 120 s") from None
     if done.returncode != 0:
         first = (done.stderr.strip().splitlines() or ["git failed"])[-1]
         raise EnvError(f"git {' '.join(argv)}: {first}")
     return done.stdout.strip()
+
+
+def remove_worktree(tree: Path) -> None:
+    """Unregister and delete a worktree this run added (the user's repository keeps no
+    trace of the matrix); a failure leaves it for `git worktree prune`."""
+    with contextlib.suppress(EnvError):
+        git(tree, "worktree", "remove", "--force", str(tree))
+
+
+def check_interpreter(path: str) -> Interpreter:
+    """--python PATH: a Python 3 interpreter, or an EnvError that says what it is not."""
+    found = shutil.which(path) or path
+    if not Path(found).exists():
+        raise EnvError(f"--python {path}: no such file")
+    version = _version_of(found)
+    if version is None or version[0] != 3:
+        raise EnvError(f"--python {path}: not a Python 3 interpreter (it did not run as one)")
+    return Interpreter(found, version)
 
 
 def worktree(project_dir: Path, ref: str, root: Path | None = None) -> tuple[Path, str, Path]:

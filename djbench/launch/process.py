@@ -33,6 +33,7 @@ from pathlib import Path
 
 import psutil
 
+from djbench.plan.options import redact
 from djbench.results.model import Command
 
 READY_TIMEOUT = 60.0
@@ -48,9 +49,13 @@ class PortBusy(ServerError):
 
 
 def command_record(argv: Sequence[str], env: dict[str, str], cwd: Path) -> Command:
-    """The exact command as results record it: argv, one shell line, the variables we set."""
+    """The exact command as results record it: argv, one shell line, the variables we set
+    (a URL's password written as ***)."""
     return Command(
-        argv=list(argv), shell=shlex.join(argv), env=dict(sorted(env.items())), cwd=str(cwd)
+        argv=[redact(a) for a in argv],
+        shell=redact(shlex.join(argv)),
+        env={k: redact(v) for k, v in sorted(env.items())},
+        cwd=str(cwd),
     )
 
 

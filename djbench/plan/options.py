@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
+
+# scheme://user:PASSWORD@host: the password of a URL (DATABASE_URL, REDIS_URL, a cell's
+# variables) is never printed, logged or written into a results file.
+_URL_PASSWORD = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)([^@\s]+)(@)")
+
+
+def redact(text: str) -> str:
+    """`text` with every URL's password replaced by ***."""
+    return _URL_PASSWORD.sub(r"\1***\3", text)
 
 
 class OptionError(ValueError):

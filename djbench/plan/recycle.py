@@ -15,6 +15,7 @@ Several settings are an axis: ``--recycle "off;max-requests=5000,jitter=500"``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -109,8 +110,8 @@ def parse_duration(option: str, raw: str) -> float:
                 f"{option} takes a duration like 30s, 10m or 1h30m, got {raw!r}"
             ) from None
         seconds = sum(float(n) * _UNITS[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)([smhd])", text))
-    if seconds <= 0:
-        raise OptionError(f"{option} must be longer than 0, got {raw!r}")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise OptionError(f"{option} must be a finite duration longer than 0, got {raw!r}")
     if seconds > SOAK_LIMIT_S:
         raise OptionError(f"{option} is capped at 24h (every load is bounded), got {raw!r}")
     return seconds

@@ -71,6 +71,7 @@ class CellState:
     python: str | None = None  # the environment's interpreter, once built
     project_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
+    worktree: Path | None = None  # a ref cell's checkout, removed when the matrix ends
 
 
 def djbench_source() -> tuple[str, Path | None]:
@@ -144,6 +145,7 @@ def build_cells(
         if ref is not None and top is not None:
             try:
                 state.project_dir, sha, tree = envs.worktree(project.directory, ref)
+                state.worktree = tree
             except envs.EnvError as exc:
                 state.record.status, state.record.reason = "failed", str(exc)
                 continue
@@ -254,8 +256,11 @@ def _resolve_all(
 
 
 def cell_timeout(opts: RunOptions) -> float:
-    per_round = opts.soak or opts.duration
-    return max(CELL_TIMEOUT_FLOOR, 40 * (per_round + opts.warmup + 5) * max(1, len(opts.servers)))
+    """How long one cell's round may take before it is killed: generous (40x) against
+    the plan's size (servers x scenarios x concurrency levels x one window)."""
+    per_window = (opts.soak or opts.duration) + opts.warmup + 5
+    windows = max(1, len(opts.servers)) * (len(opts.scenarios) or 3) * len(opts.concurrency)
+    return max(CELL_TIMEOUT_FLOOR, 40 * per_window * windows)
 
 
 def run_round(
@@ -508,9 +513,33 @@ def main(
     states = build_cells(project, opts, settings, say, out)
     document.cells = [s.record for s in states]
     store.write_atomic(path, document)
+    try:
+        run_rounds(states, base_cell, opts, settings, document, path, say, clock)
+    finally:
+        remove_worktrees(states)
+    document.status = "complete"
+    document.finished = store.now()
+    document.seconds = round(time.monotonic() - clock, 1)
+    store.write_atomic(path, document)
+    return document, path
+
+
+def run_rounds(
+    states: list[CellState],
+    base_cell: plan.Cell,
+    opts: RunOptions,
+    settings: Settings,
+    document: MatrixDocument,
+    path: Path,
+    say: Callable[[str], None],
+    clock: float,
+) -> None:
+    """Rounds until every pair is decided, the horizon is reached or the budget spent;
+    a look (verdicts at the alpha it may spend) after each from MIN_ROUNDS on."""
     base = next(s for s in states if s.cell == base_cell)
     looks = Looks(settings.alpha)
-    rng = random.Random(seed)
+    rng = random.Random(document.seed)
+    out = path.parent
     round_index = 0
     while base.record.status == "ok" and sum(s.record.status == "ok" for s in states) > 1:
         started = time.monotonic()
@@ -529,17 +558,18 @@ def main(
             document.rounds = round_index
             if not final and all(v.decided for v in document.verdicts):
                 say(f"every pair decided after {round_index} round(s)")
-                break
+                final = True
         store.write_atomic(path, document)
         if final:
             if out_of_time and round_index < looks.most:
                 say(f"the budget is spent after {round_index} round(s)")
             break
-    document.status = "complete"
-    document.finished = store.now()
-    document.seconds = round(time.monotonic() - clock, 1)
-    store.write_atomic(path, document)
-    return document, path
+
+
+def remove_worktrees(states: list[CellState]) -> None:
+    for state in states:
+        if state.worktree is not None:
+            envs.remove_worktree(state.worktree)
 
 
 def plan_line(settings: Settings, round_s: float, most: int, pairs: int) -> str:
@@ -579,4 +609,9 @@ def check_options(opts: RunOptions, raw_base: str | None, axes: dict[str, list[s
         raise OptionError("--matrix and --soak: run the soak in each environment separately")
     if opts.target is not None:
         raise OptionError("--matrix builds environments to start servers in; --target starts none")
+    if opts.tune:
+        raise OptionError(
+            "--matrix and --tune: tune in one environment first (runbench --tune), then "
+            "compare the cells at an equal configuration"
+        )
     plan.base_cell(plan.cells(axes), raw_base)  # a bad --matrix-base is one line, now

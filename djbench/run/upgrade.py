@@ -11,6 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from rich.markup import escape
 
+from djbench.launch import envs
 from djbench.launch.process import terminate_on_signals
 from djbench.plan import matrix as matrix_plan
 from djbench.plan.options import OptionError
@@ -37,6 +38,11 @@ def settings_from(options: dict[str, Any], opts: RunOptions, servers: list[str])
         raise OptionError(f"--threshold takes a fraction like {decide.THRESHOLD}, not {threshold}")
     if not (math.isfinite(alpha) and 0 < alpha < 1):
         raise OptionError(f"--alpha takes a probability like {decide.ALPHA}, not {alpha}")
+    if (python := options.get("python")) is not None:
+        try:
+            envs.check_interpreter(python)
+        except envs.EnvError as exc:
+            raise OptionError(str(exc)) from None
     rounds = options.get("trials")
     if rounds is not None and rounds < decide.MIN_ROUNDS:
         raise OptionError(

@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.plan import runplan
-from djbench.plan.options import OptionError
+from djbench.plan.options import OptionError, redact
 from djbench.results import decide
 from djbench.run import benchrun, services, upgrade
 
@@ -100,7 +100,7 @@ class Command(BaseCommand):
             self.stdout.write(services.check_redis(options["redis"]))
             env["REDIS_URL"] = options["redis"]
         self.stdout.write(
-            "restarting runbench with " + ", ".join(f"{k}={v}" for k, v in env.items())
+            "restarting runbench with " + ", ".join(f"{k}={redact(v)}" for k, v in env.items())
         )
         services.restart_with(env)
 
