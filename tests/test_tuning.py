@@ -322,3 +322,54 @@ def test_a_tuned_layout_is_written_in_each_servers_own_deploy_file(tmp_path: Pat
             args = read_args(path)
             last = len(args) - 1 - args[::-1].index("--workers")
             assert args[last + 1] == "3"
+
+
+def _flag(argv: list[str], *names: str) -> str:
+    """The value of the last of `names` in argv (a later flag wins, as in every server)."""
+    found = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in names]
+    assert found, (names, argv)
+    return found[-1]
+
+
+def test_every_tuned_file_of_a_shared_deploy_file_starts_the_measured_server(
+    tmp_path: Path,
+) -> None:
+    """uvicorn and uvicorn-h11 share uvicorn.args; hypercorn and hypercorn-uvloop share
+    hypercorn.toml; the Gunicorn workers share gunicorn.conf.py. Each tuned file must
+    start the server that was measured, not its sibling."""
+    import tomllib
+
+    from djbench.launch.argfile import read_args
+    from djbench.launch.servers import LaunchConfig, tuned_file, tuned_settings
+    from djbench.plan.project import PACKAGED_DEPLOY
+
+    shared = {
+        name: spec
+        for name, spec in SERVERS.items()
+        if sum(s.deploy_file == spec.deploy_file for s in SERVERS.values()) > 1
+    }
+    assert {"uvicorn", "uvicorn-h11", "hypercorn", "hypercorn-uvloop", "gunicorn-sync"} <= set(
+        shared
+    )
+    for name, spec in shared.items():
+        original = PACKAGED_DEPLOY / spec.deploy_file
+        measured = spec.launch(
+            LaunchConfig(
+                host="127.0.0.1", port=8000, workers=2, threads=4,
+                wsgi_app="sampleproject.wsgi:application",
+                asgi_app="sampleproject.asgi:application", config_file=original,
+            )
+        ).argv  # fmt: skip
+        text = tuned_file(original.read_text(), name, tuned_settings(name, 2, 4, {}), "t")
+        tuned = tmp_path / f"{name}-{spec.deploy_file}"
+        tuned.write_text(text)
+        if spec.deploy_file.endswith(".args"):
+            args = read_args(tuned)
+            for flag in ("--loop", "--http"):
+                assert _flag(args, flag) == _flag(measured, flag), (name, flag)
+        elif spec.deploy_file.endswith(".toml"):
+            assert tomllib.loads(text)["worker_class"] == _flag(measured, "--worker-class"), name
+        else:
+            namespace: dict[str, object] = {}
+            exec(compile(text, spec.deploy_file, "exec"), namespace)
+            assert namespace["worker_class"] == _flag(measured, "-k", "--worker-class"), name

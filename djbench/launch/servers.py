@@ -79,6 +79,18 @@ class ServerSpec:
             gone.append(self.executable)
         return gone
 
+    def installed(self) -> tuple[str, str] | None:
+        """(version, where) of the distribution that provides it (its console script's
+        package), None when it is not installed. Read, never changed: a project that
+        pins its servers is measured with the versions it deploys."""
+        from importlib import metadata
+
+        try:
+            dist = metadata.distribution(self.executable)
+        except metadata.PackageNotFoundError:
+            return None
+        return dist.version, str(Path(str(dist.locate_file(""))).resolve())
+
     def launch(self, config: LaunchConfig) -> Launch:
         return self.build(self, config)
 
@@ -315,11 +327,17 @@ def tuned_settings(
         if "worker_connections" in knobs:
             lines.append(f"worker_connections = {knobs['worker_connections']}")
         return lines
-    if server.startswith("hypercorn"):
-        return [f"workers = {workers}"]
+    if server in HYPERCORN_CLASS:
+        # hypercorn and hypercorn-uvloop share hypercorn.toml: the class is written too.
+        return [f"workers = {workers}", f'worker_class = "{HYPERCORN_CLASS[server]}"']
     if server == "daphne":
         return []
     lines = [f"--workers {workers}"]
+    if server in UVICORN_FLAVOUR:
+        # uvicorn and uvicorn-h11 share uvicorn.args: the loop and parser are written too
+        # (a later flag wins), or the tuned file of one would start the other.
+        loop, http = UVICORN_FLAVOUR[server]
+        lines += [f"--loop {loop}", f"--http {http}"]
     if server == "granian-wsgi" and threads is not None:
         lines.append(f"--blocking-threads {threads}")
     if "runtime_threads" in knobs:
@@ -391,27 +409,31 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
     return build
 
 
-def _uvicorn(loop: str, http: str) -> Callable[..., Launch]:
-    def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
-        argv = [
-            _exe(spec),
-            *_args_file(spec, config),
-            "--host",
-            config.host,
-            "--port",
-            str(config.port),
-            "--workers",
-            str(config.workers),
-            "--loop",
-            loop,
-            "--http",
-            http,
-            *_recycle_argv(spec, config, ["--limit-max-requests", NO_RECYCLE]),
-            config.asgi_app,
-        ]
-        return Launch(argv=argv)
+# Servers that share a deploy file and differ by a flag the builder adds: the flag's
+# value per server, used by the builder and written into a tuned file alike.
+UVICORN_FLAVOUR = {"uvicorn": ("uvloop", "httptools"), "uvicorn-h11": ("asyncio", "h11")}
+HYPERCORN_CLASS = {"hypercorn": "asyncio", "hypercorn-uvloop": "uvloop"}
 
-    return build
+
+def _uvicorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
+    loop, http = UVICORN_FLAVOUR[spec.name]
+    argv = [
+        _exe(spec),
+        *_args_file(spec, config),
+        "--host",
+        config.host,
+        "--port",
+        str(config.port),
+        "--workers",
+        str(config.workers),
+        "--loop",
+        loop,
+        "--http",
+        http,
+        *_recycle_argv(spec, config, ["--limit-max-requests", NO_RECYCLE]),
+        config.asgi_app,
+    ]
+    return Launch(argv=argv)
 
 
 def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
@@ -427,24 +449,21 @@ def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
     return Launch(argv=argv)
 
 
-def _hypercorn(worker_class: str) -> Callable[..., Launch]:
-    def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
-        argv = [
-            _exe(spec),
-            "--config",
-            str(config.config_file),
-            "--bind",
-            _bind(config),
-            "--workers",
-            str(config.workers),
-            "--worker-class",
-            worker_class,
-            *_recycle_argv(spec, config, ["--max-requests", NO_RECYCLE]),
-            config.asgi_app,
-        ]
-        return Launch(argv=argv)
-
-    return build
+def _hypercorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
+    argv = [
+        _exe(spec),
+        "--config",
+        str(config.config_file),
+        "--bind",
+        _bind(config),
+        "--workers",
+        str(config.workers),
+        "--worker-class",
+        HYPERCORN_CLASS[spec.name],
+        *_recycle_argv(spec, config, ["--max-requests", NO_RECYCLE]),
+        config.asgi_app,
+    ]
+    return Launch(argv=argv)
 
 
 def _granian(interface: Interface) -> Callable[..., Launch]:
@@ -593,7 +612,10 @@ SERVERS: dict[str, ServerSpec] = {
             requires=("gunicorn.workers.gasgi",),
             executable="gunicorn",
             deploy_file="gunicorn.conf.py",
-            summary="Gunicorn's own ASGI worker (-k asgi, Gunicorn >= 27)",
+            # The worker is a module of Gunicorn's own (gunicorn/workers/gasgi.py): whether
+            # the installed release has it is checked by importing it, never by raising
+            # the user's pinned version (the extra's lower bound is every Gunicorn's).
+            summary="Gunicorn's own ASGI worker (-k asgi), where the installed Gunicorn has it",
             build=_gunicorn("asgi", "asgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
@@ -628,7 +650,7 @@ SERVERS: dict[str, ServerSpec] = {
             executable="uvicorn",
             deploy_file="uvicorn.args",
             summary="Uvicorn with uvloop and httptools",
-            build=_uvicorn("uvloop", "httptools"),
+            build=_uvicorn,
             recycler=_uvicorn_recycle,
             features=_UVICORN,
         ),
@@ -641,7 +663,7 @@ SERVERS: dict[str, ServerSpec] = {
             executable="uvicorn",
             deploy_file="uvicorn.args",
             summary="Uvicorn with asyncio and h11 (what a bare `pip install uvicorn` gives)",
-            build=_uvicorn("asyncio", "h11"),
+            build=_uvicorn,
             recycler=_uvicorn_recycle,
             features=_UVICORN,
         ),
@@ -654,7 +676,7 @@ SERVERS: dict[str, ServerSpec] = {
             executable="hypercorn",
             deploy_file="hypercorn.toml",
             summary="Hypercorn with the asyncio event loop",
-            build=_hypercorn("asyncio"),
+            build=_hypercorn,
             recycler=_hypercorn_recycle,
             features=_HYPERCORN,
         ),
@@ -667,7 +689,7 @@ SERVERS: dict[str, ServerSpec] = {
             executable="hypercorn",
             deploy_file="hypercorn.toml",
             summary="Hypercorn with uvloop",
-            build=_hypercorn("uvloop"),
+            build=_hypercorn,
             recycler=_hypercorn_recycle,
             features=_HYPERCORN,
         ),

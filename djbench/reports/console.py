@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from djbench.launch.proxy import caddy_missing
-from djbench.launch.servers import SERVERS
+from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.plan.scenarios import Scenario
 from djbench.reports.words import (
     broadcast_text,
@@ -32,21 +32,34 @@ def console_for(stream: Any, no_color: bool = False) -> Console:
     return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False, width=160)
 
 
+def can_run(spec: ServerSpec) -> str:
+    """'yes', or what is missing and how to get it without touching a pinned version."""
+    missing = spec.missing()
+    if not missing:
+        return "yes"
+    found = spec.installed()
+    if found is not None and spec.executable not in missing:
+        # The package is there but lacks a part (Gunicorn without its ASGI worker): an
+        # extra would not add it; only another release of the package would.
+        return f"no: {spec.executable} {found[0]} has no {', '.join(missing)}"  # lacks_part
+    return f'no: pip install "djbench[{spec.extra}]"'
+
+
 def print_list(
     console: Console, scenarios: list[Scenario], scenario_file: str, problem: str | None = None
 ) -> None:
     table = Table(title="Servers", title_justify="left")
-    for column in ("name", "interface", "WebSocket", "installed", "what it is"):
+    for column in ("name", "interface", "WebSocket", "installed", "version, from", "what it is"):
         # Keep the install command on one line, ready to copy.
-        table.add_column(column, no_wrap=column != "what it is")
+        table.add_column(column, no_wrap=column not in ("what it is", "version, from"))
     for spec in SERVERS.values():
-        missing = spec.missing()
-        installed = "yes" if not missing else f'no: pip install "djbench[{spec.extra}]"'
+        found = spec.installed()
         table.add_row(
             spec.name,
             spec.interface.upper(),
             "yes" if spec.websocket else "no",
-            escape(installed),
+            escape(can_run(spec)),
+            escape(f"{found[0]}, {found[1]}" if found else ""),
             escape(spec.summary),
         )
     console.print(table)

@@ -85,6 +85,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "not_installed": lambda p: (
         f'not installed (missing {_list(p["missing"])}): pip install "djbench[{p["extra"]}]"'
     ),
+    "lacks_part": lambda p: (
+        f"the installed {p['package']} {p['version']} has no {_list(p['missing'])}: it needs "
+        f"a {p['package']} release that ships it (djbench does not change a pinned version)"
+    ),
     "single_process": lambda p: f"runs one process only; --workers {p['workers']} asked",
     "caddy_missing": lambda p: 'not installed: pip install "djbench[caddy]"',
     "needs_interface": lambda p: (

@@ -168,7 +168,13 @@ def select(opts: RunOptions) -> Selection:
     servers: list[ServerSpec] = []
     for spec in [SERVERS[n] for n in names] if names else list(SERVERS.values()):
         missing = spec.missing()
-        if missing:
+        found = spec.installed()
+        if missing and found is not None and spec.executable not in missing:
+            skipped[spec.name] = Notice(
+                code="lacks_part",
+                params={"missing": missing, "package": spec.executable, "version": found[0]},
+            )
+        elif missing:
             skipped[spec.name] = Notice(
                 code="not_installed", params={"missing": missing, "extra": spec.extra}
             )
