@@ -34,6 +34,9 @@ def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
     assert tuning.space("daphne", 4) == [tuning.Candidate(1)]  # one process, nothing to try
     assert tuning.recommended("gunicorn-sync", 2) == tuning.Candidate(5)  # 2 x cores + 1
     assert tuning.recommended("uvicorn", 2).workers == 2
+    # uWSGI holds a thread per keep-alive connection: auto serves the run's concurrency.
+    assert tuning.recommended("uwsgi", 1, 32) == tuning.Candidate(1, 32)
+    assert tuning.recommended("uwsgi", 2, 8) == tuning.Candidate(2, 8)
     assert knob_argv("gunicorn-gevent", (("worker_connections", "1000"),)) == [
         "--worker-connections",
         "1000",
@@ -104,6 +107,23 @@ def test_the_slo_and_failures_and_the_budget() -> None:
     cut = tuning.successive_halving(spaces, measure, out_of_time=lambda: next(ticks))
     assert len(calls) == 1 and cut.cut and "round 2 not run" in cut.cut[0]
     assert cut.best["gunicorn-gthread"].label == labels[0]
+    # The budget stops round 1 part-way: what was not measured is said as such, never
+    # "dropped", and a server with nothing measured is in the cut list.
+    spaces2 = {**spaces, "daphne": tuning.space("daphne", 1)}
+    truth[("daphne", "workers=1")] = 300.0
+    full, _ = fake(truth, noise=0.0)
+
+    def partial(
+        round_index: int, keys: list[tuning.Key]
+    ) -> dict[tuning.Key, tuning.Figures | None]:
+        answers = full(round_index, keys)
+        return {k: v for k, v in answers.items() if k[0] != "daphne" and k[1].label != labels[5]}
+
+    stopped = tuning.successive_halving(spaces2, partial)
+    assert stopped.dropped_after == {}
+    assert any("round 1 stopped: 2 candidate(s) not measured" in c for c in stopped.cut)
+    assert "daphne: no candidate measured before the budget ran out" in stopped.cut
+    assert "daphne" not in stopped.best
     # rps per 100 MB: memory counts.
     standing = tuning.Standing(tuning.Candidate(1), [1000.0], [10.0], [200.0])
     assert standing.score("rps-per-100mb", None) == 500.0

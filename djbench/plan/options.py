@@ -76,6 +76,12 @@ def cpu_split(
     return server, driver
 
 
+def cpu_count(pinned: tuple[int, ...] | list[int]) -> int:
+    """The CPUs a server has: those it is pinned to, else every CPU this process may use
+    (unpinned, a server is not limited to one)."""
+    return len(pinned) or len(os.sched_getaffinity(0)) or 1
+
+
 def _cpu_set(part: str, raw: str) -> tuple[int, ...]:
     found: list[int] = []
     try:

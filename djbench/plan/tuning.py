@@ -77,14 +77,17 @@ def space(server: str, cpus: int) -> list[Candidate]:
     return spaces[server]() if server in spaces else [Candidate(k)]
 
 
-def recommended(server: str, cpus: int) -> Candidate:
-    """`--workers auto`: the layout each server's documentation recommends for `cpus`."""
+def recommended(server: str, cpus: int, concurrency: int = 1) -> Candidate:
+    """`--workers auto`: the layout each server's documentation recommends for `cpus`,
+    made to serve the run's `concurrency` where the server holds a thread per keep-alive
+    connection (uWSGI's http-socket: 8 threads per core left 24 of 32 connections
+    waiting, and the pair was excluded as under-served)."""
     k = max(1, cpus)
     layouts = {
         "gunicorn-sync": Candidate(2 * k + 1),  # Gunicorn's docs: (2 x $num_cores) + 1
         "gunicorn-gthread": Candidate(2 * k + 1, 4),
         "gunicorn-gevent": Candidate(2 * k + 1),
-        "uwsgi": Candidate(k, 8),
+        "uwsgi": Candidate(k, max(8, math.ceil(concurrency / k))),
         "granian-wsgi": Candidate(k, 4),
         "daphne": Candidate(1),
     }
@@ -169,17 +172,15 @@ def successive_halving(
             cut.append(f"round {round_index + 1} not run ({', '.join(undecided)})")
             break
         found = measure(round_index, keys)
-        for server, candidate in keys:
-            standing = next(st for st in standings[server] if st.candidate == candidate)
-            if (server, candidate) not in found:
-                continue  # not measured this round (the budget stopped it): no news
-            figures = found[(server, candidate)]
-            if figures is None:
-                standing.failed = standing.failed or "no valid trial"
-                continue
-            standing.rps.append(figures[0])
-            standing.p99.append(figures[1])
-            standing.pss.append(figures[2])
+        if any(key not in found for key in keys):
+            # The budget stopped the round part-way: halving on a partial round would
+            # judge candidates on different numbers of trials; the round ends the search.
+            unmeasured = sum(1 for key in keys if key not in found)
+            cut.append(f"round {round_index + 1} stopped: {unmeasured} candidate(s) not measured")
+            _record(standings, keys, found)
+            round_index += 1
+            break
+        _record(standings, keys, found)
         for server, left in alive.items():
             if round_index > 0 and len(left) <= 1:
                 continue
@@ -194,4 +195,26 @@ def successive_halving(
         top = max(everyone, key=lambda st: st.score(objective, slo_p99))
         if math.isfinite(top.score(objective, slo_p99)):
             best[server] = top.candidate
+    cut += [
+        f"{server}: no candidate measured before the budget ran out"
+        for server, everyone in standings.items()
+        if not any(st.rps or st.failed for st in everyone)
+    ]
     return Halving(standings, dropped, best, round_index, cut)
+
+
+def _record(
+    standings: dict[str, list[Standing]], keys: list[Key], found: dict[Key, Figures | None]
+) -> None:
+    """A round's figures into each measured candidate's standing."""
+    for server, candidate in keys:
+        standing = next(st for st in standings[server] if st.candidate == candidate)
+        if (server, candidate) not in found:
+            continue  # not measured this round (the budget stopped it): no news
+        figures = found[(server, candidate)]
+        if figures is None:
+            standing.failed = standing.failed or "no valid trial"
+            continue
+        standing.rps.append(figures[0])
+        standing.p99.append(figures[1])
+        standing.pss.append(figures[2])

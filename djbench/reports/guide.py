@@ -268,8 +268,16 @@ def tuning_recommendation(run: Run) -> Recommendation:
         tried = [c for c in record.candidates if c.server == server]
         best = next((c for c in tried if c.outcome == "best"), None)
         if best is None:
+            unmeasured = all(c.outcome == "unmeasured" for c in tried)
             lines.append(
-                f"- **{server}**: no configuration answered correctly ({len(tried)} tried)."
+                f"- **{server}**: "
+                + (
+                    f"not measured: the budget ran out before any of its {len(tried)} "
+                    "configurations ran"
+                    if unmeasured
+                    else f"no configuration answered correctly ({len(tried)} tried)"
+                )
+                + "."
             )
             continue
         rps = ", ".join(f"{r:,.0f}" for r in best.rps)

@@ -479,7 +479,7 @@ class TuneCandidate(Model):
     p99_ms: list[float] = Field(default_factory=list, description="per round, the worst")
     pss_mb: list[float] = Field(default_factory=list)
     score: float | None = None
-    outcome: Literal["best", "dropped", "undecided", "failed"] = "undecided"
+    outcome: Literal["best", "dropped", "undecided", "failed", "unmeasured"] = "undecided"
     dropped_after: int | None = Field(default=None, description="the round it lost in")
     why: str = ""
 

@@ -33,7 +33,7 @@ from djbench.measure import environment, hops, sampler
 from djbench.measure.drivers import DRIVERS, DriverError, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
-from djbench.plan.options import OptionError, choose, cpu_split
+from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
 from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
 from djbench.reports.console import (
@@ -281,10 +281,13 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
     ]
     if not opts.workers_auto:
         return every
-    # --workers auto: each server's documented layout for the CPUs it is pinned to.
-    cpus = max(1, len(selection.server_cpus))
+    # --workers auto: each server's documented layout for the CPUs it has, serving the
+    # run's highest concurrency.
+    cpus, most = cpu_count(selection.server_cpus), max(opts.concurrency)
     return [
-        tune.deployment(d, tuning.recommended(d.server.name, cpus)) if d.server.multi_worker else d
+        tune.deployment(d, tuning.recommended(d.server.name, cpus, most))
+        if d.server.multi_worker
+        else d
         for d in every
     ]
 

@@ -19,10 +19,12 @@ import json
 import math
 import time
 from pathlib import Path
+from typing import Literal
 
 from djbench.launch.live import Deployment
 from djbench.launch.servers import tuned_file, tuned_settings
 from djbench.plan import tuning
+from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.results.analysis import left_unserved
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
@@ -47,6 +49,10 @@ def _round_figures(
     when the server left connections unserved."""
     rps, p99, pss = [], [], []
     for entry in entries:
+        if entry.status == "incompatible":
+            # The gate refused this scenario for the server (an async ORM view under
+            # gevent): every candidate alike, so it leaves the objective, not the server.
+            continue
         trials = [t for t in entry.trials if t.round == round_index and t.valid]
         if not trials or entry.status not in ("ok",):
             return None
@@ -75,7 +81,7 @@ def search(
 ) -> TuneRecord:
     """Successive halving for every server at once (djbench.plan.tuning); each round one
     ordinary plan; the record of what was tried."""
-    cpus = max(1, len(templates[0].cpus)) if templates else 1
+    cpus = cpu_count(templates[0].cpus) if templates else 1
     record = TuneRecord(
         objective=objective, slo_p99_ms=slo_p99, budget_s=budget_s, server_cpus=cpus
     )
@@ -130,13 +136,7 @@ def search(
                     p99_ms=[round(v, 2) for v in st.p99],
                     pss_mb=[round(v, 1) for v in st.pss],
                     score=round(score, 2) if math.isfinite(score) else None,
-                    outcome="best"
-                    if best
-                    else "failed"
-                    if st.failed and not st.rps
-                    else "dropped"
-                    if dropped
-                    else "undecided",
+                    outcome=_outcome(best, bool(st.failed), bool(st.rps), dropped),
                     dropped_after=dropped,
                     why=st.failed and "no valid trial, or connections left unserved",
                 )
@@ -148,6 +148,21 @@ def search(
     record.files = write_files(recorder.document, run_dir)
     recorder.save()
     return record
+
+
+Outcome = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
+
+
+def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> Outcome:
+    """What became of a candidate: never measured (the budget ran out first) is said as
+    such, not as "dropped"."""
+    if best:
+        return "best"
+    if failed and not measured:
+        return "failed"
+    if dropped:
+        return "dropped"
+    return "undecided" if measured else "unmeasured"
 
 
 def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
