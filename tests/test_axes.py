@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from djbench.plan.options import OptionError
-from djbench.plan.runplan import parse_axes, variant_label
+from djbench.plan.runplan import RunOptions, parse_axes, variant_label
 from djbench.reports import guide
 from djbench.reports.words import say
 from djbench.results import store
@@ -29,7 +29,6 @@ from tests.resultfiles import entry, write
 def test_axes_parse_into_every_combination() -> None:
     axes = parse_axes("DB_POOL=0,1; MIDDLEWARE_PROFILE=default,lean")
     assert axes == {"DB_POOL": ["0", "1"], "MIDDLEWARE_PROFILE": ["default", "lean"]}
-    from djbench.plan.runplan import RunOptions
 
     variants = RunOptions(axes=axes).variants()
     assert [variant_label(v) for v in variants] == [
@@ -220,3 +219,32 @@ def test_runbench_on_postgres_and_redis_in_one_option(tmp_path: Path) -> None:
             "postgres://postgres@127.0.0.1:5432/postgres", autocommit=True
         ) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_combination_that_changes_no_setting_is_not_run_twice() -> None:
+    from djbench.plan.project import current
+    from djbench.run import variants
+
+    project = current()
+    found = variants.refused(project, [(("DJBENCH_UNUSED", "1"),), (("DJBENCH_UNUSED", "2"),)])
+    assert found == {
+        (("DJBENCH_UNUSED", "2"),): "DJBENCH_UNUSED=2 changes no setting here: the settings "
+        "in effect are those of DJBENCH_UNUSED=1"
+    }
+
+
+def test_pooled_and_persistent_is_reported_as_the_pool_alone() -> None:
+    """The sample turns CONN_MAX_AGE off when the pool is on (Django requires it): the
+    pooled-and-persistent cell of DB_POOL=0,1;DB_CONN_MAX_AGE=0,60 changes nothing."""
+    from django.db import connection
+
+    from djbench.plan.project import current
+    from djbench.run import variants
+
+    if connection.vendor != "postgresql":
+        pytest.skip("DB_POOL=1 needs PostgreSQL: run in the PostgreSQL pass")
+    combos = parse_axes("DB_POOL=0,1;DB_CONN_MAX_AGE=0,60")
+    cells = RunOptions(axes=combos).variants()
+    found = variants.refused(current(), cells)
+    assert list(found) == [(("DB_POOL", "1"), ("DB_CONN_MAX_AGE", "60"))]
+    assert found[cells[-1]].startswith("DB_CONN_MAX_AGE=60 changes no setting here")

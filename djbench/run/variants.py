@@ -1,9 +1,11 @@
 """Settings variants (--axis): a combination the project's settings refuse is not run.
 
 Each variant's variables are tried once before the run: a fresh interpreter with the
-servers' environment plus the variant imports the settings (`django.setup()`). When
-that fails (the sample project refuses DB_POOL=1 without PostgreSQL, for example), every
-pair of the variant is recorded `incompatible` with the settings' own message.
+servers' environment plus the variant imports the settings (`django.setup()`) and reads
+back every setting in effect. When that fails (the sample project refuses DB_POOL=1
+without PostgreSQL, for example), or when the settings in effect are those of an
+earlier variant (a combination that changes nothing), every pair of the variant is
+recorded `incompatible` with the reason.
 """
 
 from __future__ import annotations
@@ -20,29 +22,65 @@ from djbench.run.runner import new_pair
 Variant = tuple[tuple[str, str], ...]
 
 
-def refusal(project: Project, variant: Variant) -> str | None:
-    """None when the settings load with the variant's variables, else the last line
-    the settings said."""
-    done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=project.server_env(dict(variant)),
-        cwd=project.directory,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+# Run in a fresh interpreter with the servers' environment plus the variant: it loads the
+# settings and prints a digest of every setting in effect (object addresses removed, so
+# that two processes with the same settings print the same digest).
+_SNAPSHOT = """
+import hashlib, re, django
+django.setup()
+from django.conf import settings
+names = sorted(n for n in dir(settings) if n.isupper())
+text = "\\n".join(f"{n}={getattr(settings, n)!r}" for n in names)
+print("DJBENCH-SETTINGS", hashlib.sha256(re.sub(r" at 0x[0-9a-f]+", "", text).encode()).hexdigest())
+"""
+TIMEOUT_S = 120
+
+
+def snapshot(project: Project, variant: Variant) -> tuple[str | None, str | None]:
+    """(why the settings refused the variant, or None; the digest of the settings in
+    effect, or None when they did not load)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SNAPSHOT],
+            env=project.server_env(dict(variant)),
+            cwd=project.directory,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"the settings did not load within {TIMEOUT_S} s", None
     if done.returncode == 0:
-        return None
+        found = [line.split()[1] for line in done.stdout.splitlines() if "DJBENCH-SETTINGS" in line]
+        return None, found[-1] if found else None
     lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else f"the settings did not load (exit code {done.returncode})"
+    return (
+        lines[-1] if lines else f"the settings did not load (exit code {done.returncode})"
+    ), None
 
 
 def refused(project: Project, variants: list[Variant]) -> dict[Variant, str]:
-    found = {}
+    """Variants not to run, with why: the settings refused them, or their settings in
+    effect are those of an earlier variant (the sample ignores DB_CONN_MAX_AGE when the
+    pool is on: DB_POOL=1,DB_CONN_MAX_AGE=60 would run DB_POOL=1,DB_CONN_MAX_AGE=0 again)."""
+    found: dict[Variant, str] = {}
+    seen: dict[str, Variant] = {}
     for variant in variants:
-        if variant and (why := refusal(project, variant)) is not None:
+        if not variant:
+            continue
+        why, digest = snapshot(project, variant)
+        if why is not None:
             found[variant] = why
+        elif digest is not None and digest in seen:
+            first = seen[digest]
+            moot = [f"{k}={v}" for k, v in variant if (k, v) not in first]
+            found[variant] = (
+                f"{', '.join(moot)} changes no setting here: the settings in effect are those "
+                f"of {','.join(f'{k}={v}' for k, v in first)}"
+            )
+        elif digest is not None:
+            seen[digest] = variant
     return found
 
 
