@@ -172,6 +172,24 @@ def test_database_is_created_when_missing() -> None:
 @pytest.mark.postgres
 @pytest.mark.redis
 @pytest.mark.servers
+def test_rediss_speaks_tls_and_an_unread_url_is_said() -> None:
+    from django.test import override_settings
+
+    test_services.require_redis()
+    # A plain Redis asked for over TLS: the handshake fails, said in one sentence (a
+    # plain-text PING to a TLS port used to be called "not Redis").
+    with pytest.raises(OptionError, match=r"the TLS handshake with 127\.0\.0\.1:6379 failed"):
+        services.check_redis("rediss://127.0.0.1:6379/0")
+    local = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    with override_settings(CACHES=local, CHANNEL_LAYERS={}):
+        said = services.unread("REDIS_URL", "redis://10.9.9.9:6380/0")
+    assert said and "does not seem to read REDIS_URL" in said and "10.9.9.9:6380" in said
+    redis = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                         "LOCATION": "redis://10.9.9.9:6380/0"}}  # fmt: skip
+    with override_settings(CACHES=redis):
+        assert services.unread("REDIS_URL", "redis://10.9.9.9:6380/0") is None
+
+
 def test_runbench_on_postgres_and_redis_in_one_option(tmp_path: Path) -> None:
     test_services.require_postgres()
     test_services.require_redis()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -70,11 +71,27 @@ def check_redis(url: str) -> str:
         raise OptionError(f"--redis takes a redis:// URL, got {url!r}")
     host, port = parts.hostname or "127.0.0.1", parts.port or 6379
     try:
-        with socket.create_connection((host, port), timeout=3) as sock:
-            sock.sendall(b"PING\r\n")
-            answer = sock.recv(64)
+        raw = socket.create_connection((host, port), timeout=3)
     except OSError as exc:
         raise OptionError(f"--redis: Redis on {host}:{port} is unreachable ({exc})") from None
+    with raw:
+        try:
+            # rediss:// is Redis over TLS: a plain PING would get no answer a Redis gives.
+            sock = (
+                ssl.create_default_context().wrap_socket(raw, server_hostname=host)
+                if parts.scheme == "rediss"
+                else raw
+            )
+        except OSError as exc:  # ssl.SSLError and a handshake that timed out
+            raise OptionError(
+                f"--redis: the TLS handshake with {host}:{port} failed ({exc}); is it Redis "
+                "over TLS?"
+            ) from None
+        try:
+            sock.sendall(b"PING\r\n")
+            answer = sock.recv(64)
+        except OSError as exc:
+            raise OptionError(f"--redis: Redis on {host}:{port} did not answer ({exc})") from None
     if not answer.startswith((b"+PONG", b"-NOAUTH")):
         raise OptionError(f"--redis: {host}:{port} did not answer PING like Redis")
     return f"Redis on {host}:{port} answers"
@@ -92,3 +109,21 @@ def restart_with(env: dict[str, str]) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **env, MARK: "1"})
+
+
+def unread(variable: str, url: str) -> str | None:
+    """A sentence when no setting of the project holds `url`'s host and port: the
+    project does not read `variable`, and the option would change nothing (said, not
+    silently run as if it had)."""
+    from django.conf import settings
+
+    parts = urlsplit(url)
+    where = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+    names = ("DATABASES", "CACHES", "CHANNEL_LAYERS", "SESSION_ENGINE")
+    text = " ".join(repr(getattr(settings, n, "")) for n in names)
+    if url in text or where in text or (parts.hostname or "") in text:
+        return None
+    return (
+        f"warning: no setting of this project holds {where}: it does not seem to read "
+        f"{variable}, so the run uses the project's own settings for it"
+    )

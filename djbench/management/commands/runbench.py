@@ -90,7 +90,13 @@ class Command(BaseCommand):
         if not options.get("database") and not options.get("redis"):
             return
         if os.environ.get(services.MARK) == "1":
-            return  # this is the restarted runbench: the URLs are in the environment
+            # This is the restarted runbench: the URLs are in the environment. Say when
+            # the project's settings do not read one.
+            for option, variable in (("database", "DATABASE_URL"), ("redis", "REDIS_URL")):
+                url = os.environ.get(variable) if options.get(option) else None
+                if url and (warning := services.unread(variable, url)) is not None:
+                    self.stdout.write(warning)
+            return
         env: dict[str, str] = {}
         if options.get("database"):
             url = services.database_url(options["database"])
