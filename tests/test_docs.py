@@ -1,0 +1,51 @@
+"""The README and the help texts say what the code does: every option a README command
+line names exists on that command, and the verdict options name the methods used."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from django.core.management import load_command_class
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMANDS = ("runbench", "benchcompare", "benchreport", "benchguide", "benchcalibrate", "benchinit")
+
+
+def options_of(command: str) -> set[str]:
+    parser = load_command_class("djbench", command).create_parser("manage.py", command)
+    return {flag for action in parser._actions for flag in action.option_strings}
+
+
+def help_of(command: str, flag: str) -> str:
+    parser = load_command_class("djbench", command).create_parser("manage.py", command)
+    action = next(a for a in parser._actions if flag in a.option_strings)
+    return str(action.help)
+
+
+def test_every_option_on_a_readme_command_line_exists() -> None:
+    known = {c: options_of(c) for c in COMMANDS}
+    missing = []
+    lines = (ROOT / "README.md").read_text().splitlines()
+    for number, line in enumerate(lines, 1):
+        # A command line and its continuation lines (ending in a backslash).
+        found = re.search(r"manage\.py (\w+)", line)
+        if not found or found[1] not in known:
+            continue
+        text, i = line, number
+        while text.rstrip().endswith("\\") and i < len(lines):
+            text, i = text + " " + lines[i], i + 1
+        for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text.split("#")[0]):
+            if flag not in known[found[1]]:
+                missing.append(f"README.md:{number}: {found[1]} has no {flag}")
+    assert missing == []
+
+
+def test_verdict_options_name_the_methods_used() -> None:
+    for command in ("benchcompare", "runbench"):
+        alpha = help_of(command, "--alpha")
+        assert "Mann-Whitney" not in alpha and "Holm" not in alpha
+        assert "discovery rate" in alpha
+    assert "Welch" in help_of("benchcompare", "--alpha")
+    assert "paired t" in help_of("runbench", "--alpha")
+    assert "equivalence margin" in help_of("benchcompare", "--threshold")
