@@ -223,6 +223,20 @@ def _resolve_all(
             if all(isinstance(a, str) for a in answers):
                 say(f"every cell resolves on Python {interp.full} ({interp.path}): used for all")
                 return {s.cell.slug: (str(a), interp) for s, a in zip(live, answers, strict=True)}
+        # A cell that resolves on no interpreter must not decide the others' Python:
+        # one interpreter for every cell that can be built, when one fits them all.
+        buildable = [s for s in live if any(isinstance(attempt(s, i), str) for i in found)]
+        for interp in found:
+            if buildable and all(isinstance(attempt(s, interp), str) for s in buildable):
+                say(
+                    f"every buildable cell resolves on Python {interp.full} ({interp.path}): "
+                    "used for all of them"
+                )
+                result = {s.cell.slug: (str(attempt(s, interp)), interp) for s in buildable}
+                for state in live:
+                    if state not in buildable:
+                        _unbuildable(state, attempt(state, found[0]), found)
+                return result
     for state in live:
         wanted = state.cell.get("python")
         pool = [i for i in found if wanted is None or i.short == wanted]
@@ -242,9 +256,7 @@ def _resolve_all(
                 break
             first = first or answer
         else:
-            tried_on = ", ".join(i.full for i in pool)
-            state.record.status = "failed"
-            state.record.reason = f"{first} (tried Python {tried_on})"
+            _unbuildable(state, first, pool)
     pythons = {interp.short for _, interp in result.values()}
     if "python" not in settings.axes and len(pythons) > 1:
         say(
@@ -253,6 +265,15 @@ def _resolve_all(
             + ": their comparison mixes the Python version with the axis"
         )
     return result
+
+
+def _unbuildable(
+    state: CellState, error: str | envs.EnvError | None, found: list[envs.Interpreter]
+) -> None:
+    """The cell resolves on none of the interpreters: failed, with uv's reason."""
+    tried_on = ", ".join(i.full for i in found)
+    state.record.status = "failed"
+    state.record.reason = f"{error} (tried Python {tried_on})"
 
 
 def cell_timeout(opts: RunOptions) -> float:
