@@ -148,3 +148,32 @@ def test_a_busy_driver_short_of_connections_blames_the_client() -> None:
     [short] = [n for n in notices if n.code == "client_short"]
     assert say(short).startswith("only 10 of 32 connections answered during the window")
     assert "underserved" not in [n.code for n in notices]
+
+
+def test_a_saturated_event_loop_is_flagged_however_many_cpus_the_driver_has() -> None:
+    # One event loop at 95% of a core, given two driver CPUs: averaged over both it read
+    # 47.5% and the 90% warning could never fire.
+    busy = Drive(output="", cpu_seconds=0.95, wall_seconds=1.0)
+    two = LoadSettings(duration=1.0, warmup=0.5, driver_cpus=(1, 2))
+    result = LoadResult(requests=500, duration_s=1.0, latency_ms={"mean": 2.0}, served=32)
+    [flag] = [n for n in warnings_for(result, busy, CONNECTIONS, two, closed_loop=True)
+              if n.code == "driver_busy"]  # fmt: skip
+    assert say(flag) == (
+        "load driver used 95% of its one event loop's core: the client may be the bottleneck"
+    )
+    # wrk with a thread per CPU: 95% of one core over two threads is not saturated.
+    notices = warnings_for(result, busy, CONNECTIONS, two, closed_loop=True, loops=2)
+    assert "driver_busy" not in [n.code for n in notices]
+
+
+def test_late_starts_in_open_loop_are_a_warning_naming_the_driver() -> None:
+    idle = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
+    settings = LoadSettings(duration=1.0, warmup=0.5, driver_cpus=(1,), rate=500.0)
+    late = LoadResult(requests=500, duration_s=1.0, extra={"late_starts": 40})
+    [flag] = [n for n in warnings_for(late, idle, CONNECTIONS, settings, closed_loop=False)
+              if n.code == "late_starts"]  # fmt: skip
+    assert say(flag).startswith("8.0% of the requests were sent after their due time (the builtin")
+    on_time = LoadResult(requests=500, duration_s=1.0, extra={"late_starts": 2})
+    assert "late_starts" not in [
+        n.code for n in warnings_for(on_time, idle, CONNECTIONS, settings, closed_loop=False)
+    ]

@@ -40,7 +40,14 @@ def _how(p: dict[str, Any]) -> str:
 PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     # --- warnings on a trial or a pair
     "driver_busy": lambda p: (
-        f"load driver used {p['cpu_percent']:.0f}% of its CPUs: the client may be the bottleneck"
+        f"load driver used {p['cpu_percent']:.0f}% of "
+        + ("its one event loop's core" if p.get("loops", 1) == 1 else f"its {p['loops']} cores")
+        + ": the client may be the bottleneck"
+    ),
+    "late_starts": lambda p: (
+        f"{p['share']:.1%} of the requests were sent after their due time (the "
+        f"{p['driver']} driver, open loop): the offered rate was not held; give more "
+        "connections, or the driver more CPU"
     ),
     "client_short": lambda p: (
         f"only {p['in_flight']:.0f} of {p['concurrency']} connections answered during the "
