@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from djbench.plan.runplan import from_command
 from djbench.results.model import Database, Environment, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import resume
@@ -93,3 +95,19 @@ def test_a_changed_or_missing_scenario_is_named() -> None:
     sentence = resume.refusal("r1", ["Django 5.2.19 -> 6.0.1"], "what it measures changed")
     assert sentence.startswith("--resume r1: what it measures changed: Django 5.2.19 -> 6.0.1.")
     assert "start a new run" in sentence
+
+
+def test_a_run_made_with_services_resumes_only_with_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from djbench.plan.options import OptionError
+    from djbench.run import benchrun, services
+
+    url = "postgres=postgres://app:s3cr3t@127.0.0.1:5432/shop"
+    saved = from_command(options(database=url))
+    assert saved.database == "postgres=postgres://app:***@127.0.0.1:5432/shop"  # no secret
+    # The same option again (the password given in full) is no conflict.
+    assert resume.option_conflicts(from_command(options(database=url)), saved) == []
+    monkeypatch.delenv(services.MARK, raising=False)
+    with pytest.raises(OptionError, match="the run was made with --database postgres=postgres"):
+        benchrun.services_missing("20261130T000000Z-abcdef", saved)
+    monkeypatch.setenv(services.MARK, "1")  # restarted with DATABASE_URL: fine
+    benchrun.services_missing("20261130T000000Z-abcdef", saved)

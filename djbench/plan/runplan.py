@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from djbench.plan.options import OptionError, positive_ints, split_list
+from djbench.plan.options import OptionError, positive_ints, redact, split_list
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
@@ -78,6 +78,11 @@ class RunOptions(BaseModel):
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
     recycle: list[str] = []
+    # --database / --redis as given, a URL's password written as ***: a record of what
+    # the run was asked for (the URLs themselves reach every process as DATABASE_URL and
+    # REDIS_URL), so that --resume can insist on the same services.
+    database: str | None = None
+    redis: str | None = None
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -197,6 +202,8 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         target_pid=options.get("target_pid"),
         soak=soak_s,
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
+        database=redact(str(options["database"])) if options.get("database") else None,
+        redis=redact(str(options["redis"])) if options.get("redis") else None,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import secrets
 from argparse import ArgumentParser
 from collections.abc import Iterator
@@ -50,7 +51,7 @@ from djbench.reports.console import (
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import resume, sessions, tune, variants
+from djbench.run import resume, services, sessions, tune, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -365,6 +366,7 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
                     "it uses the run's own options, and these differ from them",
                 )
             )
+        services_missing(action.resume, saved)
         # Found where it was asked; --no-setup may skip set-up commands run the first time.
         opts = saved.model_copy(update={"output": opts.output, "setup": saved.setup and opts.setup})
     console = console_for(command.stdout, no_color=action.no_color)
@@ -385,6 +387,17 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     if action.verify_only:
         return verify_only(command, console, selection, opts)
     return benchmark(command, console, selection, opts, document, path, action.until_round)
+
+
+def services_missing(run_id: str, saved: RunOptions) -> None:
+    """A run made with --database or --redis resumes only with them again (its trials
+    and the new ones must meet the same database and cache)."""
+    given = [f"--{k} {v}" for k, v in (("database", saved.database), ("redis", saved.redis)) if v]
+    if given and os.environ.get(services.MARK) != "1":
+        raise OptionError(
+            f"--resume {run_id}: the run was made with {' '.join(given)}; resume it with the "
+            "same option(s)"
+        )
 
 
 def list_all(console: Console, opts: RunOptions) -> None:
