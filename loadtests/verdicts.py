@@ -78,17 +78,19 @@ def one_matrix(
     threshold: float = decide.THRESHOLD,
     spend: bool = True,
 ) -> Outcome:
-    """A simulated --matrix: one round at a time, a look after each from MIN_ROUNDS on,
-    stop when every pair is decided or at `most` rounds. `spend` False: every look at
-    the full alpha (the naive procedure, for contrast)."""
+    """A simulated --matrix: one round at a time, a look at decide.look_rounds, stop
+    when every pair is decided or at `most` rounds. `spend` False: a look after every
+    round from MIN_ROUNDS on, each at the full alpha (the naive procedure, for
+    contrast)."""
     centred = [[x - statistics.fmean(pool) for x in pool] for pool in pools]
     series: list[list[float]] = [[] for _ in pools]
     previous: int | None = None
     verdicts = ["inconclusive"] * len(pools)
+    looks = decide.look_rounds(most) if spend else list(range(decide.MIN_ROUNDS, most + 1))
     for done in range(1, most + 1):
         for i, pool in enumerate(centred):
             series[i].append(rng.choice(pool) + shifts[i])
-        if done < decide.MIN_ROUNDS:
+        if done not in looks:
             continue
         final = done == most
         level = decide.look_alpha(alpha, done, most, previous, final) if spend else alpha

@@ -574,7 +574,8 @@ def run_rounds(
             say(plan_line(settings, round_s, looks.most, pairs * (len(states) - 1)))
         out_of_time = time.monotonic() - clock + round_s > settings.budget_s
         final = round_index >= looks.most or out_of_time
-        if final or (settings.rounds is None and round_index >= decide.MIN_ROUNDS):
+        looking = settings.rounds is None and round_index in decide.look_rounds(looks.most)
+        if final or looking:
             document.verdicts = verdicts(states, base, settings, looks.level(round_index, final))
             document.rounds = round_index
             if not final and all(v.decided for v in document.verdicts):
