@@ -1,8 +1,10 @@
 """The deployment choice guide: server facts, and recommendations drawn from a run.
 
 Nothing here names a winner in advance: every recommendation is computed from the
-results file, names the figures that justify it, says "tie" when the rank-sum test
-cannot tell a pair from the best at 5% (`TIE_ALPHA`), and never recommends a pair that
+results file, names the figures that justify it, says "tie" when the decision engine
+(djbench.results.decide: paired by round, since the servers of one run share its
+rounds) does not find the best better beyond the 5% threshold at 5% (`TIE_ALPHA`), and
+never recommends a pair that
 was not `ok` (incompatible, failed, invalid), that served fewer connections than were
 offered, or whose trials were too unstable to rank.
 """
@@ -24,10 +26,10 @@ from djbench.reports.words import (
     say,
     ws_short,
 )
-from djbench.results import decide, stats
+from djbench.results import decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
 
-TIE_ALPHA = 0.05  # a pair is tied with the best unless the rank-sum test separates them
+TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
@@ -92,25 +94,29 @@ def _fmt(pair: Pair) -> str:
 
 @dataclass(frozen=True)
 class Tie:
-    """Why a pair shares the lead: the test's p against the best, and whether the
-    trials could have reached TIE_ALPHA at all."""
+    """Why a pair shares the lead: the engine's verdict of the best against it (its
+    ratio, p and verdict), or that the trials could not be tested at all."""
 
     p_value: float
     testable: bool
+    ratio: float | None = None
+    verdict: str = "inconclusive"
 
 
 def tie_with(best: Pair, other: Pair) -> Tie | None:
-    """A tie when the exact rank-sum test (djbench.results.stats) finds no difference in
-    req/s at TIE_ALPHA; None when `best` is better.
+    """A tie unless the decision engine finds `best` better than `other` in req/s,
+    paired by round, beyond the threshold at TIE_ALPHA; None when it does.
 
     "Best beats every other pair" is an intersection of tests, each at TIE_ALPHA, so no
     multiplicity correction is needed for that claim (an intersection-union test).
     """
-    a, b = best.series("rps"), other.series("rps")
-    p_value, _ = stats.rank_sum_test(a, b)
-    if p_value < TIE_ALPHA:
+    e = estimate("rps", other, best, paired=True)
+    if e is None:
+        return Tie(1.0, False)
+    [d] = decide.judge([e], +1, TIE_ALPHA)
+    if d.verdict == "better":
         return None
-    return Tie(round(p_value, 4), stats.min_p_value(len(a), len(b)) < TIE_ALPHA)
+    return Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict)
 
 
 def best_by_throughput(
@@ -149,14 +155,22 @@ def _tie_reason(winners: list[Pair]) -> str:
     if ties and not all(t.testable for t in ties):
         n = min(len(w.series("rps")) for w in winners)
         return (
-            f"with {n} trial(s) per server no difference can reach p < {TIE_ALPHA:g} in the "
-            f"rank-sum test (it needs {stats.trials_needed(TIE_ALPHA)} per side): run more "
-            "trials to separate them"
+            f"with {n} trial(s) per server the paired test cannot separate them (it needs "
+            f"{decide.MIN_ROUNDS} rounds): run more trials to separate them"
         )
-    p = ", ".join(f"p = {t.p_value:.2g}" for t in ties)
+    said = ", ".join(
+        f"x{t.ratio:.3f}, "
+        + (
+            f"within {decide.THRESHOLD:.0%}"
+            if t.verdict == "equivalent"
+            else f"p = {t.p_value:.2g}"
+        )
+        for t in ties
+        if t.ratio is not None
+    )
     return (
-        f"the rank-sum test cannot tell them from the best at {TIE_ALPHA:g} ({p}), so this "
-        "run cannot separate them"
+        f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
+        f"{TIE_ALPHA:g} (best/other {said}), so this run cannot separate them"
     )
 
 
