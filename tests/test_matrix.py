@@ -318,17 +318,21 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     settings.write_text(settings.read_text() + 'MIDDLEWARE = ["mysite.slow.Slow", *MIDDLEWARE]\n')
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "a pull request")
+    # The likeliest upgrade failure: a commit after which the project no longer imports.
+    broken = settings.read_text()
+    settings.write_text(broken + "import a_module_that_is_not_installed  # noqa\n")
+    git(root, "commit", "-q", "-am", "a broken commit")
     done = subprocess.run(
         [
             sys.executable,
             "manage.py",
             "runbench",
             "--matrix",
-            "ref=HEAD~1,HEAD",
+            "ref=HEAD~2,HEAD~1,HEAD",
             "--servers",
             "gunicorn-sync",
             "--trials",
-            "5",  # 5 vs 5 fully separated: p = 0.008 < 0.01, the least that can flag
+            "4",  # paired rounds: 20 ms more per request is plain after 4
             "--duration",
             "0.5",
             "--warmup",
@@ -353,13 +357,18 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         if cell.reason:
             _index_or_skip(cell.reason)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "got worse" in done.stderr
-    before, after = document.cells
+    assert "got worse" in done.stderr and "cell(s) ref=HEAD could not run" in done.stderr
+    before, after, crashed = document.cells
     assert before.commit and after.commit and before.commit != after.commit
     assert before.project_dir and "worktrees" in before.project_dir
     assert before.python == after.python
+    # The broken commit's runbench ended with a traceback: its cell failed, with the
+    # last lines of its output, and did not pass as a completed round.
+    assert crashed.status == "failed" and crashed.reason
+    assert "after a traceback" in crashed.reason
+    assert "a_module_that_is_not_installed" in crashed.reason
     [verdict] = document.verdicts
-    assert verdict.cell == "ref=HEAD" and len(verdict.worse) == 1, verdict
+    assert verdict.cell == "ref=HEAD~1" and len(verdict.worse) == 1, verdict
     assert [p.verdict for p in verdict.pairs] == ["worse"]
     assert "worse" in done.stdout and "gunicorn-sync" in done.stdout
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]

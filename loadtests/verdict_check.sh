@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The decision engine end to end (issue 21's done-when): a version matrix over two commits
+# of a fresh clone of this repository, where the second commit either adds a middleware
+# that burns CPU on every request (worse) or changes only a comment (aa: nothing changed).
+#
+#   loadtests/verdict_check.sh worse [SPIN_FRACTION] [more runbench options]
+#   loadtests/verdict_check.sh aa    [ignored]       [more runbench options]
+#
+# SPIN_FRACTION (default 0.5): the middleware burns this share of the CPU time the rest
+# of the request took (loadtests/regressions/middleware.py); on this machine 0.5 made
+# gunicorn-sync's health-sync about x0.85 and movies-sync about x0.56.
+# The clone goes to a temporary folder; the matrix's results stay in it (printed at the
+# end). Exit code: runbench's (1: something got worse or failed).
+set -euo pipefail
+kind=${1:?usage: verdict_check.sh worse|aa [SPIN_FRACTION] [runbench options]}
+fraction=${2:-0.5}
+shift $(( $# < 2 ? $# : 2 ))
+here=$(cd "$(dirname "$0")/.." && pwd)
+python="$here/.venv/bin/python"
+[ -x "$python" ] || { echo "run 'make venv' in $here first" >&2; exit 2; }
+work="$(mktemp -d)/djbench"
+git clone -q "$here" "$work"
+cd "$work"
+case "$kind" in
+  worse)
+    printf '\n# verdict check: every request burns more CPU\nMIDDLEWARE = ["loadtests.regressions.middleware.SpinMiddleware", *MIDDLEWARE]\nSPIN_FRACTION = %s\n' \
+      "$fraction" >> sampleproject/settings.py ;;
+  aa)
+    printf '\n# verdict check: a comment, nothing else\n' >> sampleproject/settings.py ;;
+  *) echo "worse or aa, not $kind" >&2; exit 2 ;;
+esac
+git -c user.name=djbench -c user.email=djbench@localhost commit -qam "verdict check: $kind"
+echo "clone: $work"
+status=0
+"$python" manage.py runbench --matrix "ref=HEAD~1,HEAD" --servers gunicorn-sync,uvicorn \
+  --scenarios health-sync,movies-sync --no-color "$@" || status=$?
+echo "exit code $status; results under $work/bench-results"
+exit "$status"
