@@ -245,3 +245,38 @@ def test_benjamini_hochberg_matches_scipy() -> None:
     ps = [0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205, 0.212, 0.216]
     ours = decide.benjamini_hochberg(ps)
     assert ours == pytest.approx(list(sps.false_discovery_control(ps)), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"warmup": 0.5}, "warmup: 1.0 vs 0.5"),
+        ({"pinning": "cgroup"}, "pinning: 'taskset' vs 'cgroup'"),
+        ({"max_error_rate": 0.05}, "max_error_rate: None vs 0.05"),
+        ({"memory_sampling": "cgroup"}, "memory_sampling: None vs 'cgroup'"),
+        ({"recycle": ["max-requests=100"]}, "recycle: [] vs ['max-requests=100']"),
+    ],
+)
+def test_every_setting_that_changes_a_figure_makes_runs_not_comparable(
+    tmp_path: Path, change: dict[str, object], named: str
+) -> None:
+    base = load_run(write(tmp_path, "b", [entry("uwsgi", "movies-sync", BASE)]))
+    new = load_run(write(tmp_path, "n", [entry("uwsgi", "movies-sync", BASE)], **change))
+    result = compare(base, new)
+    assert named in result.plan_differences
+    assert [p.verdict for p in result.pairs] == ["not comparable"]
+
+
+def test_another_cpu_or_scenario_set_is_not_comparable(tmp_path: Path) -> None:
+    from djbench.results import store
+    from tests.resultfiles import document
+
+    base = load_run(write(tmp_path, "b", [entry("uwsgi", "movies-sync", BASE)]))
+    other = document("n", [entry("uwsgi", "movies-sync", BASE)])
+    other.environment.cpu_model, other.environment.cpu_count = "another CPU", 8
+    del other.plan.scenarios["sleep-async"]
+    store.write_atomic(tmp_path / "n.json", other)
+    result = compare(base, load_run(tmp_path / "n.json"))
+    assert "cpu_model: 'test CPU' vs 'another CPU'" in result.plan_differences
+    assert "cpu_count: 2 vs 8" in result.plan_differences
+    assert "scenario set: movies-sync, sleep-async vs movies-sync" in result.plan_differences
