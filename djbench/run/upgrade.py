@@ -78,9 +78,14 @@ def check_reachable(opts: RunOptions, settings: matrix.Settings) -> None:
     rounds = settings.rounds or decide.MIN_ROUNDS
     if rounds * each > settings.budget_s:
         fits = int(settings.budget_s // each)
+        wanted = (
+            f"--trials asks for {rounds}"
+            if settings.rounds
+            else f"a verdict needs at least {rounds}"
+        )
         raise OptionError(
             f"--budget {settings.budget_s:.0f} s fits about {fits} round(s) of this plan "
-            f"(~{each:.0f} s each) and a verdict needs at least {rounds}: give --budget "
+            f"(~{each:.0f} s each) and {wanted}: give --budget "
             f"{math.ceil(rounds * each / 60) + 1}m or more, or fewer servers or scenarios"
         )
 
