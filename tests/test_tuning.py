@@ -205,6 +205,17 @@ def test_the_guide_compares_equal_configurations_and_tuned_bests(tmp_path: Path)
     assert "`workers=2,threads=32` (3 round(s): 1,000, 1,010, 1,005 req/s" in text
     assert "workers=1,threads=1 (dropped after round 1, 300 req/s)" in text
     assert "Cut by the budget" in text
+    # With confirmation rounds, bests are compared on them alone: the rounds that chose
+    # uWSGI's best flattered it (1,000 req/s); fresh, it serves 800, below Granian's 900.
+    uwsgi = next(e for e in document.results if e.config == "workers=2,threads=32")
+    granian = next(e for e in document.results if e.server == "granian-wsgi")
+    for entry, fresh in ((uwsgi, [800.0, 805.0, 795.0]), (granian, [900.0, 905.0, 895.0])):
+        for i, rps in enumerate(fresh):
+            entry.trials.append(resultfiles.trial(rps, round_index=4 + i))
+    document.tuning.confirm_rounds = [4, 5, 6]
+    store.write_atomic(path, document)
+    text = guide.markdown(load_run(path))
+    assert "**granian-wsgi{workers=1,threads=4}**, 900 req/s" in text
 
 
 # --- live ---------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results import decide
-from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
+from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 
@@ -201,9 +201,10 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
         winners_all: list[str] = []
         excluded_all: list[str] = []
         for scenario in by_workload.get(workload, []):
-            direct = [
-                p for p in run.by_scenario(scenario) if p.proxy == "none" and _compared(run, p)
-            ]
+            direct = _confirmed(
+                run,
+                [p for p in run.by_scenario(scenario) if p.proxy == "none" and _compared(run, p)],
+            )
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
@@ -256,6 +257,23 @@ def _compared(run: Run, pair: Pair) -> bool:
     """In a --tune run only each server's best configuration is compared."""
     tuning = run.document.tuning
     return tuning is None or tuning.best.get(pair.server) == pair.entry.config
+
+
+def _confirmed(run: Run, pairs: list[Pair]) -> list[Pair]:
+    """In a --tune run, each best on its confirmation rounds only: the rounds that
+    selected it flatter it (the winner's curse). Other runs: the pairs as they are."""
+    tuning = run.document.tuning
+    if tuning is None or not tuning.confirm_rounds:
+        return pairs
+    kept = set(tuning.confirm_rounds)
+    found = []
+    for pair in pairs:
+        entry = pair.entry.model_copy(deep=True)
+        entry.trials = [t for t in entry.trials if t.round in kept]
+        rounds = run.document.deployment_rounds
+        summarise(entry, [r for r in rounds if r.round in kept and r.deployment == entry.label])
+        found.append(Pair(run_id=pair.run_id, entry=entry, tag=pair.tag))
+    return found
 
 
 def tuning_recommendation(run: Run) -> Recommendation:

@@ -497,6 +497,10 @@ class TuneRecord(Model):
     best: dict[str, str] = Field(default_factory=dict, description="server -> config")
     files: dict[str, str] = Field(default_factory=dict, description="server -> tuned file")
     skipped: list[str] = Field(default_factory=list, description="what the budget cut")
+    confirm_rounds: list[int] = Field(
+        default_factory=list,
+        description="fresh rounds of each server's best: what the guide compares bests on",
+    )
 
 
 class RunDocument(Model):

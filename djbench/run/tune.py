@@ -119,6 +119,14 @@ def search(
     halving = tuning.successive_halving(
         spaces, measure, objective, slo_p99, out_of_time=lambda: time.monotonic() >= stop_at
     )
+    record.confirm_rounds = confirm(
+        project, base, halving, template_of, recorder, run_dir, progress, stop_at
+    )
+    if not record.confirm_rounds and halving.best:
+        record.skipped.append(
+            "the bests' confirmation rounds: no budget was left, so the bests are compared "
+            "on the trials that chose them (which flatter them: the winner's curse)"
+        )
     for name, standings in halving.standings.items():
         for st in standings:
             score = st.score(objective, slo_p99)
@@ -143,7 +151,9 @@ def search(
             )
         if name in halving.best:
             record.best[name] = halving.best[name].label
-    record.skipped = [f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut]
+    record.skipped = [
+        f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut
+    ] + record.skipped
     record.spent_s = round(time.monotonic() - started, 1)
     record.files = write_files(recorder.document, run_dir)
     recorder.save()
@@ -151,6 +161,37 @@ def search(
 
 
 Outcome = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
+
+
+CONFIRM_ROUNDS = 3  # fresh rounds of each server's best, the paired test's minimum
+
+
+def confirm(
+    project: Project,
+    base: Plan,
+    halving: tuning.Halving,
+    template_of: dict[str, Deployment],
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    stop_at: float,
+) -> list[int]:
+    """Fresh rounds of every server's best, the ones the guide compares bests on: the
+    trials that selected a best flatter it (the winner's curse), so comparing bests on
+    them can never separate them honestly. Run only while the budget lasts; the rounds
+    that ran are returned."""
+    if not halving.best or time.monotonic() >= stop_at:
+        return []
+    first = halving.rounds
+    bests = [deployment(template_of[s], c) for s, c in halving.best.items()]
+    progress.say(f"confirming each server's best: {CONFIRM_ROUNDS} fresh round(s)")
+    plan = dataclasses.replace(
+        base, deployments=bests, trials=CONFIRM_ROUNDS, first_round=first, seed=base.seed + first
+    )
+    run_benchmark(project, plan, recorder, run_dir, progress, stop_at=stop_at)
+    recorder.save()
+    ran = {t.round for e in recorder.document.results for t in e.trials if t.round >= first}
+    return sorted(ran)
 
 
 def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> Outcome:
