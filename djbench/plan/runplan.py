@@ -83,6 +83,9 @@ class RunOptions(BaseModel):
     # REDIS_URL), so that --resume can insist on the same services.
     database: str | None = None
     redis: str | None = None
+    # --budget without --matrix: the run's wall time; rounds beyond --trials go to the
+    # deployments whose rank is still open (djbench.run.budget). None: --trials rounds.
+    budget: float | None = None
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -202,6 +205,11 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         target_pid=options.get("target_pid"),
         soak=soak_s,
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
+        budget=(
+            parse_duration("--budget", str(options["budget"]))
+            if options.get("budget") and not options.get("matrix")
+            else None
+        ),
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
     )

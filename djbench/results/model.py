@@ -427,6 +427,11 @@ class PlanRecord(Model):
     order: list[list[str]] = Field(default_factory=list)
     soak_s: float | None = Field(default=None, description="--soak: one window this long")
     recycle: list[str] = Field(default_factory=list, description="--recycle settings")
+    budget_s: float | None = Field(default=None, description="--budget: the run's wall time")
+    rounds_added: int = Field(default=0, description="--budget: rounds for open rankings")
+    still_open: list[str] = Field(
+        default_factory=list, description="--budget: rankings no round could decide"
+    )
 
 
 class Database(Model):

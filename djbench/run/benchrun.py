@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import os
 import secrets
+import time
 from argparse import ArgumentParser
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from djbench.reports.console import (
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import resume, services, sessions, tune, variants
+from djbench.run import budget, resume, services, sessions, tune, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -389,6 +390,15 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     return benchmark(command, console, selection, opts, document, path, action.until_round)
 
 
+def budget_line(added: int, still: list[str], budget_s: float) -> str:
+    """What --budget bought: rounds added for open rankings, and what stayed open."""
+    head = f"budget {budget_s:.0f} s: {added} round(s) added for rankings still open"
+    if not still:
+        return head + "; every neighbour in every ranking is decided"
+    shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
+    return f"{head}; still open: {shown}"
+
+
 def services_missing(run_id: str, saved: RunOptions) -> None:
     """A run made with --database or --redis resumes only with them again (its trials
     and the new ones must meet the same database and cache)."""
@@ -465,6 +475,7 @@ def benchmark(
     path: Path | None,
     until_round: int | None = None,
 ) -> str | None:
+    started = time.monotonic()
     try:
         driver = pick(opts.driver, needs_rate=opts.rate is not None)
     except KeyError:
@@ -588,6 +599,13 @@ def benchmark(
                     opts.objective,
                     opts.slo_p99,
                 )
+            elif opts.budget is not None and until_round is None:
+                added, still = budget.spend(
+                    selection.project, plan, recorder, run_dir, progress, started + opts.budget
+                )
+                document.plan.budget_s, document.plan.rounds_added = opts.budget, added
+                document.plan.still_open = still
+                console.print(escape(budget_line(added, still, opts.budget)))
             else:
                 run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
     except SaveFailed as exc:

@@ -67,7 +67,8 @@ class Command(BaseCommand):
             metavar="DURATION",
             help=f"--matrix: wall time of the whole command (default {upgrade.DEFAULT_BUDGET}); "
             "rounds go on until every pair is decided or it is spent (with --trials N: "
-            "exactly N rounds)",
+            "exactly N rounds). A plain run: its wall time; after --trials rounds, more go "
+            "to the servers whose rank is still open while it lasts",
         )
         a(
             "--threshold",
@@ -116,7 +117,7 @@ class Command(BaseCommand):
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if not options.get("matrix"):
-            extra = [o for o in ("budget", "threshold", "alpha") if options.get(o) is not None]
+            extra = [o for o in ("threshold", "alpha") if options.get(o) is not None]
             if extra:
                 raise CommandError(
                     f"--{extra[0]} goes with --matrix (a verdict between cells)", returncode=2
