@@ -265,12 +265,12 @@ def compare(
         elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
             result.verdict = "not comparable"
             result.reasons = ["the scenario's definition changed"]
+        elif (decided := _correctness(b, n)) is not None:
+            result.verdict, result.reasons = decided  # a failure or a changed answer, however busy
         elif not paired and (busy := _machine_moved(b, n)) is not None:
             # Two separate runs: other work on the machine during one of them is in the
             # ratio and nothing can take it out again (paired rounds cancel it).
             result.verdict, result.reasons = "not comparable", [busy]
-        elif (decided := _correctness(b, n)) is not None:
-            result.verdict, result.reasons = decided
         else:
             measured.append((result, b, n))
     # Many pairs at once: per metric (each its own question, "did throughput get worse
