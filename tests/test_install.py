@@ -68,3 +68,9 @@ def test_a_project_that_pins_gunicorn_keeps_it(tmp_path: Path) -> None:
     assert "yes" in rows["gunicorn-sync"] and PINNED in rows["gunicorn-sync"]
     assert "yes" in rows["gunicorn-asgi"] and PINNED in rows["gunicorn-asgi"]
     assert "no: pip install" in rows["uwsgi"]  # not asked for: said how to get it
+    # A project pinned to a Gunicorn without the ASGI worker: said, and nothing installed.
+    run([uv(), "pip", "install", "-q", "--python", str(python), "gunicorn==23.0.0"], tmp_path, env)
+    listed = run([str(python), "manage.py", "runbench", "--list", "--no-color"], tmp_path, env)
+    rows = {line.split("│")[1].strip(): line for line in listed.splitlines() if "│" in line}
+    assert "no: gunicorn 23.0.0 has no gunicorn.workers.gasgi" in rows["gunicorn-asgi"]
+    assert "yes" in rows["gunicorn-sync"] and "23.0.0" in rows["gunicorn-sync"]
