@@ -371,8 +371,9 @@ def _named(result: Comparison, verdict: str) -> list[str]:
     for pair in result.pairs:
         if pair.verdict != verdict:
             continue
+        # The change as NEW/BASE - 1 (p99 +23%: latency rose), whatever the direction.
         metrics = [
-            f"{m.metric} {m.change:+.1%} (p={_p(m.p_adjusted, m.p_value)})"
+            f"{m.metric} {(m.ratio or 1) - 1:+.1%} (p={_p(m.p_adjusted, m.p_value)})"
             for m in pair.metrics
             if m.verdict == verdict
         ]
