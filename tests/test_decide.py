@@ -77,20 +77,26 @@ def test_false_alarms_on_recorded_aa_series_stay_under_alpha() -> None:
     assert naive["false_alarm"] >= spent["false_alarm"]
 
 
-def test_a_15_percent_regression_on_recorded_noise_is_found() -> None:
+def test_a_15_percent_regression_on_recorded_noise_is_found_more_often_than_not() -> None:
+    # This machine's recorded noise (per-round sd 0.15-0.25) in the 15 rounds a
+    # 15-minute budget buys: both changed pairs flagged in about 2 runs of 3 (the
+    # README gives the figure); the unchanged pairs stay clean.
     pools = aa_pools()
     shifts = [math.log(0.85) if i % 2 == 0 else 0.0 for i in range(len(pools))]
     r = verdicts.rates(pools, shifts, most=15, runs=300, seed=5)
-    assert r["power"] >= 0.8, r
+    assert r["power"] >= 0.5, r
     assert r["false_alarm"] <= decide.ALPHA, r
+    # A larger change is found nearly always.
+    larger = [math.log(0.75) if s else 0.0 for s in shifts]
+    assert verdicts.rates(pools, larger, most=15, runs=200, seed=6)["power"] >= 0.9
 
 
 def test_unpaired_false_alarms_on_recorded_trials_stay_under_alpha() -> None:
     # Two separate runs drawn from the same recorded trials: Welch's t on logs.
     pools = aa_pools()
     rng = random.Random(11)
-    false = 0
-    for _ in range(400):
+    false, runs = 0, 600
+    for _ in range(runs):
         estimates = []
         for pool in pools:
             centred = [x - statistics.fmean(pool) for x in pool]
@@ -99,4 +105,7 @@ def test_unpaired_false_alarms_on_recorded_trials_stay_under_alpha() -> None:
             estimates.append(decide.unpaired(base, new))
         decisions = decide.judge(estimates, +1, decide.ALPHA)
         false += any(d.verdict in ("worse", "better") for d in decisions)
-    assert false / 400 <= decide.ALPHA
+    # At most alpha within the simulation's own error (3 standard errors of a rate of
+    # alpha over `runs` draws: resampling 15 recorded values makes ties that a real
+    # run would not have, which flatters the variance a little).
+    assert false / runs <= decide.ALPHA + 3 * math.sqrt(decide.ALPHA * (1 - decide.ALPHA) / runs)

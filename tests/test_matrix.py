@@ -117,7 +117,7 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         (["--matrix", "django=5.2,6.0", "--trials", "2"], "needs at least 3 rounds"),
         (["--matrix", "django=5.2,6.0", "--budget", "20s"], "and a verdict needs at least 3"),
         (["--matrix", "django=5.2,6.0", "--alpha", "1.5"], "--alpha takes a probability"),
-        (["--budget", "10m"], "--budget goes with --matrix"),
+        (["--threshold", "0.1"], "--threshold goes with --matrix"),
         (["--matrix", "django=5.2,6.0", "--budget", "nan"], "must be a finite duration"),
         (["--matrix", "django=5.2,6.0", "--tune"], "tune in one environment first"),
         (["--matrix", "django=5.2,6.0", "--python", "/no/such/python"], "--python /no/such"),
@@ -316,12 +316,14 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     git(root, "commit", "-q", "-m", "a project")
     (root / "mysite" / "slow.py").write_text(SLOW_MIDDLEWARE)
     settings.write_text(settings.read_text() + 'MIDDLEWARE = ["mysite.slow.Slow", *MIDDLEWARE]\n')
+    # The likeliest upgrade failure: a commit after which the project no longer imports
+    # (HEAD~1; HEAD fixes it, so runbench itself starts from the working tree).
+    fine = settings.read_text()
+    settings.write_text(fine + "import a_module_that_is_not_installed  # noqa\n")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a pull request")
-    # The likeliest upgrade failure: a commit after which the project no longer imports.
-    broken = settings.read_text()
-    settings.write_text(broken + "import a_module_that_is_not_installed  # noqa\n")
-    git(root, "commit", "-q", "-am", "a broken commit")
+    git(root, "commit", "-q", "-m", "a broken commit")
+    settings.write_text(fine)
+    git(root, "commit", "-q", "-am", "a pull request: fixed, and slower")
     done = subprocess.run(
         [
             sys.executable,
@@ -357,8 +359,8 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         if cell.reason:
             _index_or_skip(cell.reason)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "got worse" in done.stderr and "cell(s) ref=HEAD could not run" in done.stderr
-    before, after, crashed = document.cells
+    assert "got worse" in done.stderr and "cell(s) ref=HEAD~1 could not run" in done.stderr
+    before, crashed, after = document.cells
     assert before.commit and after.commit and before.commit != after.commit
     assert before.project_dir and "worktrees" in before.project_dir
     assert before.python == after.python
@@ -368,7 +370,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert "after a traceback" in crashed.reason
     assert "a_module_that_is_not_installed" in crashed.reason
     [verdict] = document.verdicts
-    assert verdict.cell == "ref=HEAD~1" and len(verdict.worse) == 1, verdict
+    assert verdict.cell == "ref=HEAD" and len(verdict.worse) == 1, verdict
     assert [p.verdict for p in verdict.pairs] == ["worse"]
     assert "worse" in done.stdout and "gunicorn-sync" in done.stdout
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]

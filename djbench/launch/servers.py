@@ -79,6 +79,16 @@ class ServerSpec:
             gone.append(self.executable)
         return gone
 
+    def lacks_part(self) -> list[str]:
+        """The missing modules that belong to the server's own package (Gunicorn without
+        gunicorn.workers.gasgi): only another release of that package brings them, not
+        an extra. Empty when something else is missing, or nothing is."""
+        missing = self.missing()
+        own = [m for m in missing if m.split(".")[0] == self.executable]
+        if own and own == missing and self.installed() is not None:
+            return own
+        return []
+
     def installed(self) -> tuple[str, str] | None:
         """(version, where) of the distribution that provides it (its console script's
         package), None when it is not installed. Read, never changed: a project that

@@ -34,14 +34,13 @@ def console_for(stream: Any, no_color: bool = False) -> Console:
 
 def can_run(spec: ServerSpec) -> str:
     """'yes', or what is missing and how to get it without touching a pinned version."""
-    missing = spec.missing()
-    if not missing:
+    if not spec.missing():
         return "yes"
-    found = spec.installed()
-    if found is not None and spec.executable not in missing:
+    if lacking := spec.lacks_part():
         # The package is there but lacks a part (Gunicorn without its ASGI worker): an
         # extra would not add it; only another release of the package would.
-        return f"no: {spec.executable} {found[0]} has no {', '.join(missing)}"  # lacks_part
+        version = (spec.installed() or ("?", ""))[0]
+        return f"no: {spec.executable} {version} has no {', '.join(lacking)}"
     return f'no: pip install "djbench[{spec.extra}]"'
 
 

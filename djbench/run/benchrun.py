@@ -170,11 +170,11 @@ def select(opts: RunOptions) -> Selection:
     servers: list[ServerSpec] = []
     for spec in [SERVERS[n] for n in names] if names else list(SERVERS.values()):
         missing = spec.missing()
-        found = spec.installed()
-        if missing and found is not None and spec.executable not in missing:
+        if lacking := spec.lacks_part():
+            version = (spec.installed() or ("?", ""))[0]
             skipped[spec.name] = Notice(
                 code="lacks_part",
-                params={"missing": missing, "package": spec.executable, "version": found[0]},
+                params={"missing": lacking, "package": spec.executable, "version": version},
             )
         elif missing:
             skipped[spec.name] = Notice(
