@@ -99,7 +99,7 @@ def test_a_changed_or_missing_scenario_is_named() -> None:
 
 def test_a_run_made_with_services_resumes_only_with_them(monkeypatch: pytest.MonkeyPatch) -> None:
     from djbench.plan.options import OptionError
-    from djbench.run import benchrun, services
+    from djbench.run import services
 
     url = "postgres=postgres://app:s3cr3t@127.0.0.1:5432/shop"
     saved = from_command(options(database=url))
@@ -108,6 +108,6 @@ def test_a_run_made_with_services_resumes_only_with_them(monkeypatch: pytest.Mon
     assert resume.option_conflicts(from_command(options(database=url)), saved) == []
     monkeypatch.delenv(services.MARK, raising=False)
     with pytest.raises(OptionError, match="the run was made with --database postgres=postgres"):
-        benchrun.services_missing("20261130T000000Z-abcdef", saved)
+        services.required_for_resume("20261130T000000Z-abcdef", saved)
     monkeypatch.setenv(services.MARK, "1")  # restarted with DATABASE_URL: fine
-    benchrun.services_missing("20261130T000000Z-abcdef", saved)
+    services.required_for_resume("20261130T000000Z-abcdef", saved)

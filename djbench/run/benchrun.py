@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import secrets
 import time
 from argparse import ArgumentParser
@@ -367,7 +366,7 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
                     "it uses the run's own options, and these differ from them",
                 )
             )
-        services_missing(action.resume, saved)
+        services.required_for_resume(action.resume, saved)
         # Found where it was asked; --no-setup may skip set-up commands run the first time.
         opts = saved.model_copy(update={"output": opts.output, "setup": saved.setup and opts.setup})
     console = console_for(command.stdout, no_color=action.no_color)
@@ -388,26 +387,6 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     if action.verify_only:
         return verify_only(command, console, selection, opts)
     return benchmark(command, console, selection, opts, document, path, action.until_round)
-
-
-def budget_line(added: int, still: list[str], budget_s: float) -> str:
-    """What --budget bought: rounds added for open rankings, and what stayed open."""
-    head = f"budget {budget_s:.0f} s: {added} round(s) added for rankings still open"
-    if not still:
-        return head + "; every neighbour in every ranking is decided"
-    shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
-    return f"{head}; still open: {shown}"
-
-
-def services_missing(run_id: str, saved: RunOptions) -> None:
-    """A run made with --database or --redis resumes only with them again (its trials
-    and the new ones must meet the same database and cache)."""
-    given = [f"--{k} {v}" for k, v in (("database", saved.database), ("redis", saved.redis)) if v]
-    if given and os.environ.get(services.MARK) != "1":
-        raise OptionError(
-            f"--resume {run_id}: the run was made with {' '.join(given)}; resume it with the "
-            "same option(s)"
-        )
 
 
 def list_all(console: Console, opts: RunOptions) -> None:
@@ -605,7 +584,7 @@ def benchmark(
                 )
                 document.plan.budget_s, document.plan.rounds_added = opts.budget, added
                 document.plan.still_open = still
-                console.print(escape(budget_line(added, still, opts.budget)))
+                console.print(escape(budget.summary(added, still, opts.budget)))
             else:
                 run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
     except SaveFailed as exc:

@@ -78,3 +78,12 @@ def spend(
         recorder.save()
         added += 1
     return added, still
+
+
+def summary(added: int, still: list[str], budget_s: float) -> str:
+    """What --budget bought: rounds added for open rankings, and what stayed open."""
+    head = f"budget {budget_s:.0f} s: {added} round(s) added for rankings still open"
+    if not still:
+        return head + "; every neighbour in every ranking is decided"
+    shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
+    return f"{head}; still open: {shown}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from djbench.plan.options import OptionError
+from djbench.plan.runplan import RunOptions
 
 DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/djbench"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
@@ -127,3 +128,14 @@ def unread(variable: str, url: str) -> str | None:
         f"warning: no setting of this project holds {where}: it does not seem to read "
         f"{variable}, so the run uses the project's own settings for it"
     )
+
+
+def required_for_resume(run_id: str, saved: RunOptions) -> None:
+    """A run made with --database or --redis resumes only with them again (its trials
+    and the new ones must meet the same database and cache)."""
+    given = [f"--{k} {v}" for k, v in (("database", saved.database), ("redis", saved.redis)) if v]
+    if given and os.environ.get(MARK) != "1":
+        raise OptionError(
+            f"--resume {run_id}: the run was made with {' '.join(given)}; resume it with the "
+            "same option(s)"
+        )
