@@ -324,12 +324,17 @@ def emit(bucket: Bucket, window_opened: int, now: int) -> None:
 
 async def series(args: argparse.Namespace, tally: Tally, opened: int) -> None:
     """--series S: every S seconds of the window, print its slice and start the next.
-    Runs until cancelled at the window's close (which prints the last, partial slice)."""
+    The window's close prints the last slice (stop_series): a boundary that would fall
+    at the close itself is left to it, so a 30 s window at 1 s gives 30 slices, never a
+    31st of a few microseconds (whichever of the two timers fired first decided it)."""
     tally.bucket = Bucket(started=opened)
     step = int(args.series * 1e9)
+    end = opened + int(args.duration * 1e9)
     boundary = opened
     while True:
         boundary += step
+        if boundary > end - step // 100:
+            return  # the close's slice
         await asyncio.sleep(max(0.0, (boundary - time.perf_counter_ns()) / 1e9))
         now = time.perf_counter_ns()
         done, tally.bucket = tally.bucket, Bucket(started=now)
