@@ -47,7 +47,7 @@ from djbench.results.analysis import load_cell
 from djbench.results.model import MatrixCell, MatrixDocument, MatrixPair, MatrixVerdict
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
-MAX_ROUNDS = 40  # the most rounds --until-decided plans for, whatever the budget
+MAX_ROUNDS = 40  # the most rounds a matrix run until decided plans for, whatever the budget
 STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (planning only)
 
 
