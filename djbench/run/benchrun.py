@@ -389,6 +389,33 @@ def main(command: BaseCommand, opts: RunOptions, action: Action) -> str | None:
     return benchmark(command, console, selection, opts, document, path, action.until_round)
 
 
+def execute(
+    selection: Selection,
+    opts: RunOptions,
+    plan: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    until_round: int | None,
+    started: float,
+) -> None:
+    """The plan's rounds: a tuning search, the planned rounds and what --budget adds, or
+    the planned rounds (up to --until-round)."""
+    if opts.tune:
+        tune.search(
+            selection.project, plan.deployments, plan, recorder, run_dir, progress,
+            opts.tune_budget, opts.objective, opts.slo_p99,
+        )  # fmt: skip
+    elif opts.budget is not None and until_round is None:
+        added, still = budget.spend(
+            selection.project, plan, recorder, run_dir, progress, started + opts.budget
+        )
+        record = recorder.document.plan
+        record.budget_s, record.rounds_added, record.still_open = opts.budget, added, still
+    else:
+        run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
+
+
 def list_all(console: Console, opts: RunOptions) -> None:
     """Servers always; scenarios when the scenario file loads, else how to make one."""
     path = Path(opts.scenario_file or current().scenarios)
@@ -566,27 +593,9 @@ def benchmark(
             pinned_self(selection.driver_cpus),
             progress_bar(console, total) as progress,
         ):
-            if opts.tune:
-                tune.search(
-                    selection.project,
-                    plan.deployments,
-                    plan,
-                    recorder,
-                    run_dir,
-                    progress,
-                    opts.tune_budget,
-                    opts.objective,
-                    opts.slo_p99,
-                )
-            elif opts.budget is not None and until_round is None:
-                added, still = budget.spend(
-                    selection.project, plan, recorder, run_dir, progress, started + opts.budget
-                )
-                document.plan.budget_s, document.plan.rounds_added = opts.budget, added
-                document.plan.still_open = still
-                console.print(escape(budget.summary(added, still, opts.budget)))
-            else:
-                run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
+            execute(selection, opts, plan, recorder, run_dir, progress, until_round, started)
+            if opts.budget is not None and until_round is None:
+                console.print(escape(budget.summary_of(document.plan)))
     except SaveFailed as exc:
         raise CommandError(
             f"could not save the results ({exc}); every server was stopped; the file "

@@ -19,7 +19,7 @@ from djbench.plan.project import Project
 from djbench.reports.compare import estimate
 from djbench.results import decide
 from djbench.results.analysis import Pair
-from djbench.results.model import PairResult
+from djbench.results.model import PairResult, PlanRecord
 from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
 
 EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
@@ -80,9 +80,10 @@ def spend(
     return added, still
 
 
-def summary(added: int, still: list[str], budget_s: float) -> str:
+def summary_of(plan: PlanRecord) -> str:
     """What --budget bought: rounds added for open rankings, and what stayed open."""
-    head = f"budget {budget_s:.0f} s: {added} round(s) added for rankings still open"
+    added, still = plan.rounds_added, plan.still_open
+    head = f"budget {plan.budget_s or 0:.0f} s: {added} round(s) added for rankings still open"
     if not still:
         return head + "; every neighbour in every ranking is decided"
     shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
