@@ -425,9 +425,10 @@ UVICORN_FLAVOUR = {"uvicorn": ("uvloop", "httptools"), "uvicorn-h11": ("asyncio"
 HYPERCORN_CLASS = {"hypercorn": "asyncio", "hypercorn-uvloop": "uvloop"}
 
 
-def _uvicorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
-    loop, http = UVICORN_FLAVOUR[spec.name]
-    argv = [
+def _listening(spec: ServerSpec, config: LaunchConfig) -> list[str]:
+    """The executable, its deploy .args file, and where and how many: the opening every
+    .args-file server (Uvicorn, Granian) shares."""
+    return [
         _exe(spec),
         *_args_file(spec, config),
         "--host",
@@ -436,6 +437,13 @@ def _uvicorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
         str(config.port),
         "--workers",
         str(config.workers),
+    ]
+
+
+def _uvicorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
+    loop, http = UVICORN_FLAVOUR[spec.name]
+    argv = [
+        *_listening(spec, config),
         "--loop",
         loop,
         "--http",
@@ -479,14 +487,7 @@ def _hypercorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
 def _granian(interface: Interface) -> Callable[..., Launch]:
     def build(spec: ServerSpec, config: LaunchConfig) -> Launch:
         argv = [
-            _exe(spec),
-            *_args_file(spec, config),
-            "--host",
-            config.host,
-            "--port",
-            str(config.port),
-            "--workers",
-            str(config.workers),
+            *_listening(spec, config),
             *_recycle_argv(spec, config, []),
         ]
         threads = None
