@@ -11,6 +11,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from djbench.plan.runplan import PROFILES, from_command
+from djbench.reports.words import budget_text
+from djbench.results.model import PlanRecord
 from djbench.run import budget
 from tests.resultfiles import entry
 
@@ -57,3 +60,41 @@ def test_a_budget_adds_rounds_only_while_a_ranking_is_open(
         assert by_server["gunicorn-sync"] == by_server["uvicorn-h11"]
     else:
         assert "every neighbour in every ranking is decided" in text
+
+
+def test_the_default_profile_is_budgeted_unless_the_rounds_are_given() -> None:
+    def budget_of(**given: object) -> float | None:
+        return from_command({"concurrency": None, **given}).budget
+
+    assert budget_of() == PROFILES["default"]["budget"] == 600.0
+    assert budget_of(budget="25m") == 1500.0
+    assert budget_of(trials=5) is None  # --trials N: exactly N rounds
+    assert budget_of(quick=True) is None  # a smoke run
+    assert budget_of(soak="1m") is None and budget_of(tune=True) is None
+    assert budget_of(matrix="ref=a,b") is None  # the matrix budgets the whole command
+
+
+def test_a_budget_spent_before_the_plan_is_done_says_what_it_cut() -> None:
+    record = PlanRecord.model_construct(
+        budget_s=60.0, rounds_added=0, still_open=[], budget_cut=["uwsgi", "daphne"]
+    )
+    text = budget_text(record)
+    assert "spent before the planned rounds were done" in text and "uwsgi, daphne" in text
+
+
+@pytest.mark.servers
+def test_a_short_budget_cuts_the_planned_rounds_and_says_so(
+    live_database: str, tmp_path: Path
+) -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
+    out = StringIO()
+    call_command(
+        "runbench", "--servers", "gunicorn-sync,uvicorn-h11", "--scenarios", "health-sync",
+        "--trials", "3", "--duration", "0.5", "--warmup", "0.2", "--ws-idle", "0",
+        "--budget", "2s", "--no-setup", "--output", str(tmp_path), stdout=out,
+    )  # fmt: skip
+    [path] = tmp_path.glob("*.json")
+    plan = json.loads(path.read_text())["plan"]
+    assert plan["budget_cut"] and plan["rounds_added"] == 0
+    assert "spent before the planned rounds were done" in out.getvalue()

@@ -22,11 +22,19 @@ MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
-    # Four trials: the fewest with which the exact rank-sum test can separate two servers
-    # at 5% (3 vs 3 cannot go below p = 0.1), which the guide's "tie" relies on.
-    "default": {"trials": 4, "duration": 3.0, "warmup": 1.0, "concurrency": [32]},
+    # Three rounds of 2 s windows, the fewest with which the decision engine pairs rounds
+    # (decide.MIN_ROUNDS), then --budget: the whole command's wall time, ten minutes by
+    # default, whatever is left going to the rankings still open (djbench.run.budget).
+    # Thirteen servers x three scenarios take about nine minutes of planned rounds here.
+    "default": {
+        "trials": 3,
+        "duration": 2.0,
+        "warmup": 1.0,
+        "concurrency": [32],
+        "budget": 600.0,
+    },
     # About two minutes: a smoke run, too few trials for a verdict (the guide says so).
-    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": [32]},
+    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": [32], "budget": None},
 }
 
 
@@ -45,9 +53,9 @@ class RunOptions(BaseModel):
     port: int | None = None
     profile: str = "default"
     concurrency: list[int] = [32]
-    duration: float = 3.0
+    duration: float = 2.0
     warmup: float = 1.0
-    trials: int = 4
+    trials: int = 3
     driver: str = "auto"
     rate: float | None = None
     max_error_rate: float = 0.01
@@ -85,6 +93,7 @@ class RunOptions(BaseModel):
     redis: str | None = None
     # --budget without --matrix: the run's wall time; rounds beyond --trials go to the
     # deployments whose rank is still open (djbench.run.budget). None: --trials rounds.
+    # The default profile's is PROFILES["default"]["budget"] unless --trials is given.
     budget: float | None = None
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
@@ -102,6 +111,19 @@ class RunOptions(BaseModel):
     @property
     def scenarios_given(self) -> bool:
         return bool(self.scenarios)
+
+
+def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: bool) -> float | None:
+    """A plain run's --budget: as given; else the profile's when the rounds are left to
+    it (no --trials; not a soak, a tuning search or a matrix, which budget their own)."""
+    if options.get("matrix"):
+        return None
+    if options.get("budget"):
+        return parse_duration("--budget", str(options["budget"]))
+    if options.get("trials") is not None or tune:
+        return None
+    budget: float | None = defaults["budget"]
+    return budget
 
 
 def from_command(options: dict[str, Any]) -> RunOptions:
@@ -123,7 +145,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     if soak_s is not None:
         if options.get("duration") is not None:
             raise OptionError("--soak sets the window's length; leave out --duration")
-        profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s}
+        profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s, "budget": None}
     if options.get("tune") and soak_s is None:
         # Many short windows: the search gives the open questions more of them.
         defaults = {**defaults, "duration": 1.5, "warmup": 0.5}
@@ -205,11 +227,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         target_pid=options.get("target_pid"),
         soak=soak_s,
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
-        budget=(
-            parse_duration("--budget", str(options["budget"]))
-            if options.get("budget") and not options.get("matrix")
-            else None
-        ),
+        budget=plain_budget(options, defaults, tune=tune),
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
     )

@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 from djbench.reports import charts
 from djbench.reports.words import (
     broadcast_text,
+    budget_text,
     growth_text,
     hop_advice,
     hop_causes,
@@ -503,6 +504,7 @@ def environment_section(runs: list[Run]) -> Section:
             lambda r: f"{r.plan.trials} x {r.plan.duration} s ({r.plan.warmup} s)",
         ),
         ("concurrency", lambda r: r.plan.concurrency),
+        ("budget", lambda r: budget_text(r.plan) if r.plan.budget_s else "none"),
         ("caddy", lambda r: r.environment.tools.get("caddy")),
     ]
     for name, get in keys:

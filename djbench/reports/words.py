@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.model import Growth, Notice, PairResult, Timeline, WsIdle
+from djbench.results.model import Growth, Notice, PairResult, PlanRecord, Timeline, WsIdle
 
 
 def _list(values: Any) -> str:
@@ -282,3 +282,21 @@ def hop_advice(causes: dict[str, int]) -> str:
             "connection handlers) happen in every Django project under ASGI: not yours to remove"
         )
     return "; ".join(advice)
+
+
+def budget_text(plan: PlanRecord) -> str:
+    """What --budget bought: rounds added for open rankings, what stayed open, and what
+    it cut when it ran out before the planned rounds were done."""
+    added, still = plan.rounds_added, plan.still_open
+    head = f"budget {plan.budget_s or 0:.0f} s: {added} round(s) added for rankings still open"
+    if plan.budget_cut:
+        head = (
+            f"budget {plan.budget_s or 0:.0f} s spent before the planned rounds were done "
+            f"(fewer trials for {', '.join(plan.budget_cut[:5])}"
+            + (f" and {len(plan.budget_cut) - 5} more" if len(plan.budget_cut) > 5 else "")
+            + "): give --budget more time or run fewer servers"
+        )
+    if not still:
+        return head + "; every neighbour in every ranking is decided"
+    shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
+    return f"{head}; still open: {shown}"

@@ -432,6 +432,10 @@ class PlanRecord(Model):
     still_open: list[str] = Field(
         default_factory=list, description="--budget: rankings no round could decide"
     )
+    budget_cut: list[str] = Field(
+        default_factory=list,
+        description="--budget: deployments it stopped before their planned rounds",
+    )
 
 
 class Database(Model):

@@ -48,7 +48,7 @@ from djbench.reports.console import (
     print_soak,
     print_tuning,
 )
-from djbench.reports.words import say
+from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import budget, resume, services, sessions, tune, variants
@@ -572,6 +572,11 @@ def benchmark(
             + f"; driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
             f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
             f"{list(selection.driver_cpus) or 'unpinned'}"
+            + (
+                f"; budget {opts.budget / 60:g} min (then rounds for rankings still open)"
+                if opts.budget is not None and until_round is None
+                else ""
+            )
         )
     )
     total = plan.total_trials()
@@ -595,7 +600,7 @@ def benchmark(
         ):
             execute(selection, opts, plan, recorder, run_dir, progress, until_round, started)
             if opts.budget is not None and until_round is None:
-                console.print(escape(budget.summary_of(document.plan)))
+                console.print(escape(budget_text(document.plan)))
     except SaveFailed as exc:
         raise CommandError(
             f"could not save the results ({exc}); every server was stopped; the file "

@@ -19,7 +19,7 @@ from djbench.plan.project import Project
 from djbench.reports.compare import estimate
 from djbench.results import decide
 from djbench.results.analysis import Pair
-from djbench.results.model import PairResult, PlanRecord
+from djbench.results.model import PairResult
 from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
 
 EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
@@ -46,6 +46,18 @@ def open_labels(results: list[PairResult], run_id: str) -> dict[str, list[str]]:
     return found
 
 
+def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
+    """Deployments with a measured pair (ok or invalid) short of the planned trials, or
+    never started: what a budget spent before the plan was done cut."""
+    short = []
+    for deployment in plan.deployments:
+        entries = [e for e in recorder.entries.values() if e.label == deployment.label]
+        measured = [e for e in entries if e.status in ("ok", "invalid")]
+        if not entries or any(len(e.trials) < plan.trials for e in measured):
+            short.append(deployment.label)
+    return short
+
+
 def spend(
     project: Project,
     plan: Plan,
@@ -57,6 +69,12 @@ def spend(
     """The planned rounds, then rounds for open questions until `deadline`
     (time.monotonic()); (rounds added, questions still open)."""
     run_benchmark(project, plan, recorder, run_dir, progress, stop_at=deadline)
+    recorder.document.plan.budget_cut = short_of_plan(plan, recorder)
+    if recorder.document.plan.budget_cut:
+        progress.say(
+            f"the budget was spent before the planned {plan.trials} round(s) were done: "
+            f"{len(recorder.document.plan.budget_cut)} deployment(s) have fewer trials"
+        )
     added = 0
     still: list[str] = []
     while added < EXTRA_ROUNDS_MAX:
@@ -78,13 +96,3 @@ def spend(
         recorder.save()
         added += 1
     return added, still
-
-
-def summary_of(plan: PlanRecord) -> str:
-    """What --budget bought: rounds added for open rankings, and what stayed open."""
-    added, still = plan.rounds_added, plan.still_open
-    head = f"budget {plan.budget_s or 0:.0f} s: {added} round(s) added for rankings still open"
-    if not still:
-        return head + "; every neighbour in every ranking is decided"
-    shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
-    return f"{head}; still open: {shown}"

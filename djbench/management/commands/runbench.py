@@ -67,8 +67,9 @@ class Command(BaseCommand):
             metavar="DURATION",
             help=f"--matrix: wall time of the whole command (default {upgrade.DEFAULT_BUDGET}); "
             "rounds go on until every pair is decided or it is spent (with --trials N: "
-            "exactly N rounds). A plain run: its wall time; after --trials rounds, more go "
-            "to the servers whose rank is still open while it lasts",
+            "exactly N rounds). A plain run: its wall time (default profile: 10m unless "
+            "--trials is given); after --trials rounds, more go to the servers whose rank "
+            "is still open while it lasts",
         )
         a(
             "--threshold",
