@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -39,7 +40,10 @@ def _signal_name(signal: Any) -> str:
 
 
 def describe(func: Any) -> str:
-    """What an adapter wrapped, in words a Django developer recognises."""
+    """What an adapter wrapped, in words a Django developer recognises: Django's own
+    wrappers (convert_exception_to_response's `inner`, via functools.wraps) are looked
+    through to the middleware they wrap."""
+    func = inspect.unwrap(func) if callable(func) else func
     qualname = getattr(func, "__qualname__", "")
     if qualname.endswith("Signal.asend.<locals>.sync_send"):
         found: dict[str, Any] = {}
@@ -145,6 +149,47 @@ async def _one_request(scenario: Scenario) -> int:
     return status
 
 
+def sync_only_middleware() -> list[tuple[str, bool]]:
+    """settings.MIDDLEWARE, outermost first, each with whether it is sync only (Django
+    runs a middleware async only if it says `async_capable`; the default is sync only)."""
+    from django.conf import settings
+    from django.utils.module_loading import import_string
+
+    chain = []
+    for path in settings.MIDDLEWARE:
+        try:
+            cls = import_string(path)
+        except ImportError:
+            continue
+        chain.append(
+            (f"{cls.__module__}.{cls.__qualname__}", not getattr(cls, "async_capable", False))
+        )
+    return chain
+
+
+def blame(kind: str, what: str, chain: list[tuple[str, bool]]) -> str:
+    """Name a middleware hop by the sync-only middleware that forces it.
+
+    Under ASGI, one sync-only middleware makes Django run every middleware above it sync
+    (one hop into a thread at the top of the chain, whoever is there: djbench's own
+    middleware in a verify run) and call the chain below it back through AsyncToSync
+    (the hop names the middleware below). Both are that sync-only middleware's doing."""
+    if not what.startswith("middleware "):
+        return what
+    name = what.removeprefix("middleware ")
+    names = [n for n, _ in chain]
+    if name not in names:
+        return what
+    at = names.index(name)
+    if chain[at][1]:
+        return f"middleware {name}: sync only"
+    if kind == "sync_to_async":  # entered sync because of one below it
+        below = [n for n, sync_only in chain[at + 1 :] if sync_only]
+        return f"middleware {below[0]}: sync only (the chain above it runs sync)" if below else what
+    above = [n for n, sync_only in chain[:at] if sync_only]  # calls back the chain below
+    return f"middleware {above[-1]}: sync only (calls the chain below it back)" if above else what
+
+
 def count(scenario: Scenario) -> AsgiHops:
     """The thread hops of one request of `scenario` through Django's ASGIHandler."""
     if scenario.kind != "http" or scenario.request.method not in ("GET", "HEAD"):
@@ -154,9 +199,10 @@ def count(scenario: Scenario) -> AsgiHops:
     with _counting(_view_of(urlsplit(scenario.request.path).path)) as seen:
         status = asyncio.run(_one_request(scenario))
     connections.close_all()
+    chain = sync_only_middleware()
     causes: dict[str, int] = {}
     for kind, what in seen:
-        key = f"{kind}: {what}"
+        key = f"{kind}: {blame(kind, what, chain)}"
         causes[key] = causes.get(key, 0) + 1
     return AsgiHops(
         counted=True,
