@@ -1,6 +1,8 @@
 """A loopback HTTP server whose latency is known: every request is answered after DELAY
 seconds, all of them concurrently, so its throughput is connections / DELAY whatever
-the machine's CPU is doing (used by tests/test_windows.py and loadtests/window_length.py).
+the machine's CPU is doing (used by tests/test_windows.py and loadtests/window_length.py);
+with `hang_every=N`, every Nth request is never answered (tests/test_hung.py); with
+`workers=N`, N requests at most are served at once (tests/test_capacity.py).
 """
 
 from __future__ import annotations
@@ -15,8 +17,19 @@ class SlowServer:
     """HTTP/1.1 keep-alive server answering every request after DELAY s, concurrently,
     with the status given (so that the drivers' status accounting can be checked)."""
 
-    def __init__(self, status: int = 200) -> None:
-        self.status = status
+    def __init__(
+        self,
+        status: int = 200,
+        delay: float = DELAY,
+        hang_every: int | None = None,
+        workers: int | None = None,
+    ) -> None:
+        self.status, self.delay, self.hang_every = status, delay, hang_every
+        self.seen = 0
+        # `workers`: at most this many requests served at once (the rest wait), so the
+        # capacity is workers / delay req/s (tests/test_capacity.py).
+        self.workers = workers
+        self.slots: asyncio.Semaphore | None = None
         self.port = 0
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
@@ -28,7 +41,15 @@ class SlowServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 if not head:
                     break
-                await asyncio.sleep(DELAY)
+                self.seen += 1
+                if self.hang_every and self.seen % self.hang_every == 0:
+                    await reader.read()  # never answered: held until the client gives up
+                    break
+                if self.slots is not None:
+                    async with self.slots:
+                        await asyncio.sleep(self.delay)
+                elif self.delay:
+                    await asyncio.sleep(self.delay)
                 reason = {200: "OK", 302: "Found", 404: "Not Found"}[self.status]
                 writer.write(
                     f"HTTP/1.1 {self.status} {reason}\r\nContent-Length: 2\r\n"
@@ -42,6 +63,8 @@ class SlowServer:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self.loop)
+        if self.workers:
+            self.slots = asyncio.Semaphore(self.workers)
         server = self.loop.run_until_complete(
             asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=256)
         )

@@ -11,27 +11,34 @@ import statistics
 from typing import Any
 
 from djbench.measure.sampler import MB, TimelineSampler
+from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.results import stats
 from djbench.results.model import Growth, LoadPoint, MemoryPoint, Restart, Timeline
 
 GROWTH_METHOD = (
-    "least squares over {blocks} block means after the first {skip:.0f} s, t interval "
-    "on blocks - 2 degrees of freedom (readings within a block are correlated)"
+    "least squares over the readings after the first {skip:.0f} s, its interval widened "
+    "for their autocorrelation (lag-1 {lag1:.2f}: worth {n_eff:.0f} independent readings), "
+    "t on n_eff - 2 degrees of freedom; grows/shrinks only beyond {threshold:g} MiB/h"
 )
 
 
-def growth(points: list[tuple[float, float]]) -> Growth:
-    found = stats.trend(points)
+def growth(points: list[tuple[float, float]], threshold: float = GROWTH_THRESHOLD_MB_H) -> Growth:
+    found = stats.trend(points, threshold)
+    if found["verdict"] == "too_short":
+        return Growth(verdict="too_short", skipped_s=found["skipped_s"])
     return Growth(
-        mb_per_hour=found.get("per_hour"),
-        ci95=found.get("ci95"),
+        mb_per_hour=found["per_hour"],
+        ci95=found["ci95"],
         verdict=found["verdict"],
-        blocks=found["blocks"],
+        effective_n=found["effective_n"],
+        lag1=found["lag1"],
+        threshold_mb_per_hour=threshold,
         skipped_s=found["skipped_s"],
-        method=GROWTH_METHOD.format(blocks=found["blocks"], skip=found["skipped_s"])
-        if found["verdict"] != "too_short"
-        else "",
-    )
+        method=GROWTH_METHOD.format(
+            skip=found["skipped_s"], lag1=found["lag1"], n_eff=found["effective_n"],
+            threshold=threshold,
+        ),
+    )  # fmt: skip
 
 
 def load_points(series: list[dict[str, Any]]) -> list[LoadPoint]:
@@ -55,7 +62,11 @@ def around(load: list[LoadPoint], t: float, interval: float) -> list[LoadPoint]:
 
 
 def timeline(
-    watcher: TimelineSampler, series: list[dict[str, Any]], opened_at: float, interval: float
+    watcher: TimelineSampler,
+    series: list[dict[str, Any]],
+    opened_at: float,
+    interval: float,
+    threshold: float = GROWTH_THRESHOLD_MB_H,
 ) -> Timeline:
     load = load_points(series)
     memory = [
@@ -90,7 +101,7 @@ def timeline(
         memory=memory,
         workers_at_start=list(watcher.first),
         restarts=restarts,
-        pss_growth=growth([(m.t, m.pss) for m in memory]),
-        uss_worker_growth=growth([(m.t, m.uss_worker_max) for m in memory]),
+        pss_growth=growth([(m.t, m.pss) for m in memory], threshold),
+        uss_worker_growth=growth([(m.t, m.uss_worker_max) for m in memory], threshold),
         p99_median_ms=round(statistics.median(p99), 3) if p99 else None,
     )

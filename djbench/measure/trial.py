@@ -28,8 +28,14 @@ from djbench.launch.process import (
 )
 from djbench.measure import machine, soak
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
-from djbench.measure.drivers.base import WINDOW_MARKER, WS_MARKER, marked_json
+from djbench.measure.drivers.base import (
+    WINDOW_MARKER,
+    WS_MARKER,
+    marked_json,
+    request_timeout,
+)
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
+from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Command, Notice, Trial, Warmup, WindowMemory, WsIdle
 
@@ -51,6 +57,7 @@ class LoadSettings:
     sample_interval: float = 0.2
     settle_tolerance: float = 0.05  # the warm-up settles when two slices agree this well
     series: float | None = None  # a soak: the window as a time line, slices of this many s
+    growth_threshold: float = GROWTH_THRESHOLD_MB_H  # a soak: MB/h where "grows" starts
     driver_workers: int = 1  # Locust: worker processes
     master_bind: str | None = None  # Locust: where its master listens (None: loopback)
 
@@ -200,6 +207,7 @@ def load_spec(
         content_type=r.content_type,
         connections=connections,
         duration=duration,
+        timeout=request_timeout(duration),
         threads=max(1, len(settings.driver_cpus)),
         rate=settings.rate,
         headers=r.all_headers(),
@@ -356,6 +364,9 @@ def warnings_for(
                 params={"share": round(late / result.requests, 4), "driver": driver_name},
             )
         )
+    hung = int(result.extra.get("hung") or 0)
+    if hung:
+        found.append(Notice(code="hung", params={"count": hung, "driver": driver_name}))
     served, upper, source = in_flight(result, connections)
     if result.served is not None:
         # The builtin driver knows which connections were answered in the window: a
@@ -484,7 +495,7 @@ def run_trial(
     def tick(reading: Sample, births: int) -> None:
         say(
             f"{time.monotonic() - begun:.0f}s of {settings.duration:.0f}s, "
-            f"PSS {(reading.pss or 0) / MB:.1f} MB, {births} restart(s)"
+            f"PSS {(reading.pss or 0) / MB:.1f} MiB, {births} restart(s)"
         )
 
     def on_open() -> None:
@@ -492,7 +503,8 @@ def run_trial(
         if settings.series:
             samplers.append(TimelineSampler(live.server, settings.series, tick=tick).start())
         else:
-            samplers.append(TreeSampler(live.server, settings.sample_interval).start())
+            middle = settings.duration / 2  # a full reading while the load runs
+            samplers.append(TreeSampler(live.server, settings.sample_interval, middle).start())
         if live.proxy:
             samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
 
@@ -535,7 +547,9 @@ def run_trial(
     timeline = None
     if isinstance(watcher := samplers[0] if samplers else None, TimelineSampler):
         opened = window.opened_at or watcher.samples[0].at
-        timeline = soak.timeline(watcher, result.series, opened, settings.series or 1.0)
+        timeline = soak.timeline(
+            watcher, result.series, opened, settings.series or 1.0, settings.growth_threshold
+        )
     proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
     rate = error_rate(result)
     invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)

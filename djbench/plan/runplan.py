@@ -19,6 +19,13 @@ from djbench.plan.options import OptionError, positive_ints, redact, split_list
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
+# A soak's memory "grows" only when its trend is significant and above this (MB/h):
+# below it, an allocator's drift over minutes (djbench.results.stats.trend).
+GROWTH_THRESHOLD_MB_H = 10.0
+# --capacity without --slo-p99: 100 ms, the response time users start to notice (the
+# usual web performance budget); --tune keeps no target unless one is given.
+CAPACITY_SLO_MS = 100.0
+CAPACITY_BUDGET_S = 900.0  # --capacity without --budget: the whole command's wall time
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
@@ -83,6 +90,9 @@ class RunOptions(BaseModel):
     config_from: str | None = None  # a tuning run whose best configurations to rerun
     workers_auto: bool = False  # --workers auto: each server's recommended layout
     soak: float | None = None
+    # --capacity: every pair's highest offered rate within --slo-p99 (djbench.run.capacity)
+    capacity: bool = False
+    soak_threshold: float = GROWTH_THRESHOLD_MB_H  # MB/h: a soak's memory "grows" only beyond it
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
     recycle: list[str] = []
@@ -113,6 +123,39 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
+def check_capacity(options: dict[str, Any]) -> None:
+    """--capacity chooses its own rates, connections and driver: refuse what it ignores."""
+    clashes = {
+        "--tune": options.get("tune"),
+        "--soak": options.get("soak"),
+        "--rate": options.get("rate"),
+        "--matrix": options.get("matrix"),
+        "--concurrency": options.get("concurrency"),
+        "--config-from": options.get("config_from"),
+        "--quick": options.get("quick"),
+    }
+    given = [name for name, value in clashes.items() if value]
+    if given:
+        raise OptionError(
+            f"--capacity chooses the rates and connections itself: leave out {', '.join(given)}"
+        )
+    if (options.get("driver") or "auto") not in ("auto", "builtin"):
+        raise OptionError(
+            "--capacity needs an open-loop driver: the builtin one (leave out --driver)"
+        )
+
+
+def soak_threshold(options: dict[str, Any]) -> float:
+    value = options.get("soak_threshold")
+    if value is None:
+        return GROWTH_THRESHOLD_MB_H
+    if not 0 <= value <= 10_000:
+        raise OptionError("--soak-threshold takes MB per hour from 0 to 10000, e.g. 10")
+    if options.get("soak") is None:
+        raise OptionError("--soak-threshold goes with --soak")
+    return float(value)
+
+
 def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: bool) -> float | None:
     """A plain run's --budget: as given; else the profile's when the rounds are left to
     it (no --trials; not a soak, a tuning search or a matrix, which budget their own)."""
@@ -120,6 +163,8 @@ def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: boo
         return None
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
+    if options.get("capacity"):
+        return CAPACITY_BUDGET_S
     if options.get("trials") is not None or tune:
         return None
     budget: float | None = defaults["budget"]
@@ -171,6 +216,9 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     slo = options.get("slo_p99")
     if slo is not None and slo <= 0:
         raise OptionError("--slo-p99 takes milliseconds above 0")
+    if options.get("capacity"):
+        check_capacity(options)
+        slo = CAPACITY_SLO_MS if slo is None else slo
     budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
     if tune and options.get("config_from"):
         raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
@@ -226,6 +274,8 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         workers_auto=workers_auto,
         target_pid=options.get("target_pid"),
         soak=soak_s,
+        capacity=bool(options.get("capacity")),
+        soak_threshold=soak_threshold(options),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
         budget=plain_budget(options, defaults, tune=tune),
         database=redact(str(options["database"])) if options.get("database") else None,

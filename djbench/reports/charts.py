@@ -95,6 +95,31 @@ def lines(title: str, xs: list[int], series: dict[str, list[float | None]], unit
     return _svg(fig)
 
 
+def capacity_curves(
+    title: str,
+    curves: dict[str, list[tuple[float, float]]],
+    knees: dict[str, float],
+    slo_ms: float,
+) -> str:
+    """p99 against offered rate, one line per server (steps sorted by rate), the SLO as
+    a dashed line and each server's capacity (the knee) as a marker on it."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for name, points in curves.items():
+        points = sorted(points)
+        (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=name)
+        if name in knees:
+            ax.plot([knees[name]], [slo_ms], marker="v", markersize=9, color=line.get_color())
+    ax.axhline(slo_ms, linestyle="--", color="#888888", linewidth=1)
+    ax.text(ax.get_xlim()[0], slo_ms, f" p99 target {slo_ms:g} ms", va="bottom", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("offered req/s (open loop)")
+    ax.set_ylabel("p99 ms")
+    ax.set_title(title, loc="left")
+    ax.legend(fontsize=7, ncols=2)
+    return _svg(fig)
+
+
 def timeline(
     title: str,
     memory: list[tuple[float, float]],
@@ -105,7 +130,7 @@ def timeline(
     """A soak: PSS, req/s and p99 against time, worker restarts as vertical lines."""
     fig, axes = plt.subplots(3, 1, figsize=(7.5, 5.2), sharex=True)
     panels = [
-        (axes[0], memory, "PSS MB", "#4C72B0"),
+        (axes[0], memory, "PSS MiB", "#4C72B0"),
         (axes[1], rps, "req/s", "#55A868"),
         (axes[2], p99, "p99 ms", "#C44E52"),
     ]

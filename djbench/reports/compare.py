@@ -21,9 +21,10 @@ from djbench.results.analysis import FOREIGN_PERCENT, Pair, Run, foreign_percent
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
 METRICS: dict[str, tuple[str, int]] = {
+    # Every one compared trial by trial: the ratios are of per-trial figures (medians).
     "rps": ("req/s", +1),
-    "p99": ("p99 latency", -1),
-    "pss_peak": ("peak PSS", -1),
+    "p99": ("p99 latency (median of trials)", -1),
+    "pss_peak": ("PSS peak (median of trials' peaks)", -1),
 }
 # Plan settings that must match for figures to be comparable.
 PLAN_KEYS = (

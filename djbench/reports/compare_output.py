@@ -58,7 +58,8 @@ def print_table(console: Console, c: Comparison) -> None:
     if few:
         console.print(f"[yellow]Some pairs cannot reach a verdict:[/] {escape(few)}")
     table = Table(title=escape(_headline(c)), title_justify="left")
-    for column in ("server", "scenario", "conc.", "verdict", "req/s", "p99", "peak PSS", "why"):
+    columns = ("server", "scenario", "conc.", "verdict", "req/s", "p99", "PSS peak (median)", "why")
+    for column in columns:
         table.add_column(column)
     for pair in c.pairs:
         m = _by_metric(pair)
@@ -92,7 +93,7 @@ def markdown(c: Comparison) -> str:
     if c.plan_differences:
         lines += ["**Not made the same way:** " + md_text("; ".join(c.plan_differences)), ""]
     lines += [
-        "| server | scenario | conc. | verdict | req/s | p99 | peak PSS | why |",
+        "| server | scenario | conc. | verdict | req/s | p99 | PSS peak (median of trials) | why |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for pair in c.pairs:

@@ -15,6 +15,7 @@ from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.plan.scenarios import Scenario
 from djbench.reports.words import (
     broadcast_text,
+    capacity_text,
     growth_text,
     hop_causes,
     pair_name,
@@ -161,13 +162,39 @@ def _server(entry: PairResult) -> str:
     return pair_name(entry)
 
 
+def print_capacity(console: Console, document: RunDocument) -> None:
+    """--capacity: each pair's rate within the target, most first, and how it was found."""
+    found = [e for e in document.results if e.capacity is not None]
+    if not found:
+        return
+    found.sort(key=lambda e: -(e.capacity.rps or 0) if e.capacity else 0)
+    slo = document.plan.capacity_slo_ms
+    table = Table(title=f"Capacity at p99 <= {slo:g} ms (open loop)", title_justify="left")
+    for column in ("server", "scenario", "req/s", "per core", "per 100 MiB", "windows", "how"):
+        left = column in ("server", "scenario", "how")
+        table.add_column(column, justify="left" if left else "right")
+    for e in found:
+        c = e.capacity
+        assert c is not None
+        table.add_row(
+            escape(_server(e)),
+            escape(e.scenario),
+            _fmt(c.rps, 0),
+            _fmt(c.per_core, 0),
+            _fmt(c.per_100mib, 0),
+            str(len(c.steps)),
+            escape(capacity_text(c)),
+        )
+    console.print(table)
+
+
 def print_soak(console: Console, document: RunDocument) -> None:
     """A soak's time line per pair: restarts, their cost, memory from start to end, trend."""
     soaked = [(e, t) for e in document.results for t in e.trials if t.timeline is not None]
     if not soaked:
         return
     table = Table(title="Soak: over the whole window", title_justify="left")
-    for column in ("server", "proxy", "scenario", "req/s", "restarts", "PSS MB start -> end"):
+    for column in ("server", "proxy", "scenario", "req/s", "restarts", "PSS MiB start -> end"):
         table.add_column(
             column, justify="left" if column in ("server", "proxy", "scenario") else "right"
         )
@@ -221,9 +248,9 @@ def print_results(console: Console, document: RunDocument) -> None:
             "p50 ms",
             "p99 ms",
             "errors",
-            "PSS idle MB",
-            "PSS peak MB",
-            "req/s per 100 MB",
+            "PSS idle MiB (median)",
+            "PSS peak MiB (max of trials)",
+            "req/s per 100 MiB (median peak)",
         ):
             table.add_column(column, justify="left" if column in ("server", "proxy") else "right")
         for e in ranked:
@@ -262,8 +289,8 @@ def print_results(console: Console, document: RunDocument) -> None:
             continue
         console.print(
             f"{escape(_server(e))}/{e.proxy}: {w.opened} idle WebSocket connections, "
-            f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MB "
-            f"({_fmt(w.per_connection_kb)} KB per connection)"
+            f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MiB "
+            f"({_fmt(w.per_connection_kb)} KiB per connection)"
         )
         if (short := ws_short(w)) is not None:
             console.print(f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(short)}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
 from djbench.reports.words import (
+    capacity_text,
     growth_text,
     hop_advice,
     hop_causes,
@@ -88,7 +89,7 @@ def _fmt(pair: Pair) -> str:
     if p99 is not None:
         parts.append(f"p99 {p99:,.1f} ms")
     if pss is not None:
-        parts.append(f"peak PSS {pss:,.1f} MB")
+        parts.append(f"peak PSS {pss:,.1f} MiB")
     return ", ".join(parts)
 
 
@@ -367,15 +368,15 @@ def memory_recommendation(run: Run) -> Recommendation:
     ranked = sorted(per_server.values(), key=lambda p: p.memory("pss_peak") or 0)
     lead = ranked[0]
     lines = [
-        f"- Smallest footprint: **{lead.label}**, peak PSS {lead.memory('pss_peak'):,.1f} MB "
-        f"under load (idle {lead.memory('pss_idle') or 0:,.1f} MB; largest worker USS "
-        f"{lead.memory('uss_worker_peak') or lead.memory('uss_peak') or 0:,.1f} MB, the cost "
+        f"- Smallest footprint: **{lead.label}**, peak PSS {lead.memory('pss_peak'):,.1f} MiB "
+        f"under load (idle {lead.memory('pss_idle') or 0:,.1f} MiB; largest worker USS "
+        f"{lead.memory('uss_worker_peak') or lead.memory('uss_peak') or 0:,.1f} MiB, the cost "
         f"of one more worker). Start from `{_deploy_file(lead.server)}`."
     ]
     if len(ranked) > 1:
         lines.append(
             "- Then: "
-            + ", ".join(f"{p.label} {p.memory('pss_peak'):,.1f} MB" for p in ranked[1:6])
+            + ", ".join(f"{p.label} {p.memory('pss_peak'):,.1f} MiB" for p in ranked[1:6])
             + "."
         )
     efficient = sorted(
@@ -384,8 +385,8 @@ def memory_recommendation(run: Run) -> Recommendation:
     if efficient:
         e = efficient[0]
         lines.append(
-            f"- Most requests per MB: **{e.label}** on `{e.scenario}`, "
-            f"{e.rps_per_100mb() or 0:,.0f} req/s per 100 MB of peak PSS."
+            f"- Most requests per MiB: **{e.label}** on `{e.scenario}`, "
+            f"{e.rps_per_100mb() or 0:,.0f} req/s per 100 MiB of peak PSS."
         )
     return Recommendation("memory", "Memory-constrained hosts", "\n".join(lines), [lead.label])
 
@@ -415,7 +416,7 @@ def proxy_recommendation(run: Run) -> Recommendation:
     rows.sort(key=lambda r: -r[2])
     lines = []
     for pair, base, ratio, caddy in rows:
-        memory = f"; Caddy itself peaked at {caddy:,.1f} MB PSS" if caddy else ""
+        memory = f"; Caddy itself peaked at {caddy:,.1f} MiB PSS" if caddy else ""
         lines.append(
             f"- {pair.server} on `{pair.scenario}`: {base.median('rps') or 0:,.0f} req/s "
             f"direct, {pair.median('rps') or 0:,.0f} behind Caddy ({ratio:.2f}x){memory}."
@@ -596,8 +597,61 @@ def recycling_recommendation(run: Run) -> Recommendation:
     return Recommendation("recycling", title, "\n".join(lines), excluded=excluded)
 
 
+def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
+    """ "For p99 <= 100 ms on one core, X serves N req/s, Y serves M": brackets that
+    overlap the leader's are a tie (the search resolves no finer)."""
+    lead = ranked[0].entry.capacity
+    assert lead is not None and lead.rps is not None
+    cores = lead.server_cpus
+    said = []
+    for pair in ranked:
+        c = pair.entry.capacity
+        assert c is not None and c.rps is not None
+        low, high = c.bracket or (c.rps, c.rps)
+        tie = pair is not ranked[0] and lead.bracket is not None and high >= lead.bracket[0]
+        said.append(
+            f"**{pair.label}** {c.rps:,.0f} req/s ({low:,.0f}-{high:,.0f}"
+            + (", a tie with the first" if tie else "")
+            + (f", {c.per_100mib:,.0f} per 100 MiB" if c.per_100mib else "")
+            + (", connections left unserved" if _underserved(pair) else "")
+            + ")"
+        )
+    where = "one core" if cores == 1 else f"{cores} cores"
+    return f"- `{scenario}`, p99 <= {lead.slo_p99_ms:g} ms on {where}: " + ", ".join(said) + "."
+
+
+def capacity_recommendations(run: Run) -> list[Recommendation]:
+    """The first answer when --capacity ran: what each server serves within the target."""
+    found = [p for p in run.pairs if p.entry.capacity is not None]
+    if not found:
+        return []
+    lines = []
+    for scenario in sorted({p.scenario for p in found}):
+        pairs = [p for p in found if p.scenario == scenario]
+        ranked = sorted(
+            (p for p in pairs if p.entry.capacity and p.entry.capacity.rps),
+            key=lambda p: -(p.entry.capacity.rps or 0) if p.entry.capacity else 0,
+        )
+        if ranked:
+            lines.append(_capacity_line(scenario, ranked))
+        lines += [
+            f"- `{scenario}`: {p.label}: {capacity_text(p.entry.capacity)}"
+            for p in pairs
+            if p.entry.capacity is not None and not p.entry.capacity.rps
+        ]
+    text = "\n".join(lines) + (
+        "\n\nCapacity is the highest offered rate (open loop, latency from each request's "
+        "due time) served within the p99 target, errors within the limit and 99% completed, "
+        "confirmed by fresh windows; the range is the last rate that passed and the first "
+        "that failed in the search. Size deployments by this, not by closed-loop req/s."
+    )
+    winners = [p.label for p in found if p.entry.capacity and p.entry.capacity.rps][:1]
+    return [Recommendation("capacity", "Capacity at a latency target", text, winners)]
+
+
 def recommendations(run: Run) -> list[Recommendation]:
     return [
+        *capacity_recommendations(run),
         *throughput_recommendations(run),
         tuning_recommendation(run),
         memory_recommendation(run),

@@ -14,6 +14,7 @@ from djbench.reports import charts
 from djbench.reports.words import (
     broadcast_text,
     budget_text,
+    capacity_text,
     growth_text,
     hop_advice,
     hop_causes,
@@ -83,9 +84,9 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                 "p50 ms",
                 "p99 ms",
                 "errors",
-                "PSS idle MB",
-                "PSS peak MB",
-                "req/s per 100 MB",
+                "PSS idle MiB (median)",
+                "PSS peak MiB (max of trials)",
+                "req/s per 100 MiB (median peak)",
             ],
         )
         for p in pairs:
@@ -189,26 +190,26 @@ def memory_section(runs: list[Run]) -> Section | None:
         "worker's USS is the cost of one more worker. The proxy is listed apart.",
         svg=mark_safe(
             charts.grouped(
-                "Memory per server (MB)",
+                "Memory per server (MiB)",
                 names,
                 {
                     "PSS idle": [worst[n].memory("pss_idle") or 0 for n in names],
                     "PSS peak": [worst[n].memory("pss_peak") or 0 for n in names],
                     "largest worker USS": [worst[n].memory("uss_worker_peak") or 0 for n in names],
                 },
-                "MB",
+                "MiB",
             )
         ),
         headers=[
             "server",
             "processes",
-            "PSS idle MB",
-            "PSS peak MB",
-            "PSS after MB",
-            "USS peak MB",
-            "largest worker USS MB",
-            "RSS peak MB",
-            "proxy PSS peak MB",
+            "PSS idle MiB (median)",
+            "PSS peak MiB (max of trials)",
+            "PSS after MiB",
+            "USS peak MiB",
+            "largest worker USS MiB",
+            "RSS peak MiB",
+            "proxy PSS peak MiB",
         ],
     )
     for n in names:
@@ -230,7 +231,7 @@ def memory_section(runs: list[Run]) -> Section | None:
     idle = [(p, w) for run in runs for p in run.pairs if (w := p.entry.ws_idle) is not None]
     section.notes += [
         f"{p.label}: {w.opened} idle WebSocket connections"
-        + f", PSS {w.pss_before_mb} -> {w.pss_with_mb} MB ({w.per_connection_kb} KB each)"
+        + f", PSS {w.pss_before_mb} -> {w.pss_with_mb} MiB ({w.per_connection_kb} KiB each)"
         + (f"; warning: {short}" if (short := ws_short(w)) else "")
         for p, w in idle
     ]
@@ -330,6 +331,55 @@ def soak_sections(runs: list[Run]) -> list[Section]:
     return sections
 
 
+def capacity_sections(runs: list[Run]) -> list[Section]:
+    """--capacity: per scenario, p99 against offered rate per server, and the table."""
+    many = len(runs) > 1
+    found = [(run, p) for run in runs for p in run.pairs if p.entry.capacity is not None]
+    sections: list[Section] = []
+    for scenario in sorted({p.scenario for _, p in found}):
+        pairs = [p for _, p in found if p.scenario == scenario]
+        pairs.sort(key=lambda p: -((p.entry.capacity.rps or 0) if p.entry.capacity else 0))
+        slo = pairs[0].entry.capacity.slo_p99_ms if pairs[0].entry.capacity else 0.0
+        curves = {
+            _label(p, many): [
+                (s.offered, s.p99_ms)
+                for s in p.entry.capacity.steps
+                if s.phase == "search" and s.p99_ms
+            ]
+            for p in pairs
+            if p.entry.capacity is not None
+        }
+        knees = {
+            _label(p, many): p.entry.capacity.rps
+            for p in pairs
+            if p.entry.capacity is not None and p.entry.capacity.rps
+        }
+        sections.append(
+            Section(
+                id=f"capacity-{scenario}",
+                title=f"Capacity at p99 <= {slo:g} ms: {scenario}",
+                intro="The highest offered rate (open loop, latency from each request's due "
+                "time) served with p99 within the target, errors within the limit and 99% "
+                "completed, found by doubling then bisecting and confirmed by fresh windows "
+                "(the marker); each dot is one window of the search.",
+                svg=mark_safe(charts.capacity_curves(scenario, curves, knees, slo)),
+                headers=["server", "req/s at the target", "per core", "per 100 MiB", "how"],
+                rows=[
+                    [
+                        _label(p, many),
+                        _n(p.entry.capacity.rps),
+                        _n(p.entry.capacity.per_core),
+                        _n(p.entry.capacity.per_100mib),
+                        capacity_text(p.entry.capacity),
+                    ]
+                    for p in pairs
+                    if p.entry.capacity is not None
+                ],
+            )
+        )
+    return sections
+
+
 def efficiency_section(runs: list[Run]) -> Section | None:
     many = len(runs) > 1
     pairs = [p for run in runs for p in run.pairs if p.ok and p.rps_per_100mb()]
@@ -339,16 +389,16 @@ def efficiency_section(runs: list[Run]) -> Section | None:
     labels = [f"{_label(p, many)} {p.scenario}" for p in pairs]
     return Section(
         id="efficiency",
-        title="Requests per second per 100 MB of peak PSS",
+        title="Requests per second per 100 MiB of peak PSS",
         svg=mark_safe(
             charts.hbar(
-                "req/s per 100 MB of PSS",
+                "req/s per 100 MiB of PSS",
                 labels,
                 [p.rps_per_100mb() or 0 for p in pairs],
-                "req/s per 100 MB",
+                "req/s per 100 MiB (median peak)",
             )
         ),
-        headers=["server", "scenario", "req/s per 100 MB"],
+        headers=["server", "scenario", "req/s per 100 MiB"],
         rows=[[_label(p, many), p.scenario, _n(p.rps_per_100mb())] for p in pairs],
     )
 
@@ -408,7 +458,7 @@ def proxy_section(runs: list[Run]) -> Section | None:
             "ratio",
             "p99 direct ms",
             "p99 via Caddy ms",
-            "Caddy PSS peak MB",
+            "Caddy PSS peak MiB",
         ],
         rows=rows,
     )
@@ -545,6 +595,7 @@ def commands_section(runs: list[Run]) -> Section:
 def build(runs: list[Run]) -> list[Section]:
     sections: list[Section] = [
         *version_sections(runs),
+        *capacity_sections(runs),
         *scenario_sections(runs),
         *latency_sections(runs),
         *soak_sections(runs),

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.model import Growth, Notice, PairResult, PlanRecord, Timeline, WsIdle
+from djbench.results.model import (
+    Capacity,
+    Growth,
+    Notice,
+    PairResult,
+    PlanRecord,
+    Timeline,
+    WsIdle,
+)
 
 
 def _list(values: Any) -> str:
@@ -48,6 +56,11 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{p['share']:.1%} of the requests were sent after their due time (the "
         f"{p['driver']} driver, open loop): the offered rate was not held; give more "
         "connections, or the driver more CPU"
+    ),
+    "capacity_http_only": lambda p: "--capacity searches HTTP scenarios only",
+    "hung": lambda p: (
+        f"{p['count']} request(s) had no answer by the window's close + 2 s (the "
+        f"{p['driver']} driver): counted as errors, their age as a latency (a lower bound)"
     ),
     "client_short": lambda p: (
         f"only {p['in_flight']:.0f} of {p['concurrency']} connections answered during the "
@@ -181,7 +194,10 @@ def growth_text(growth: Growth, window_s: float) -> str:
         "shrinks": "shrinks",
         "flat": "no trend detected",
     }[growth.verdict]
-    text = f"{what}: {growth.mb_per_hour:+,.1f} MB/h (95% {low:+,.1f} to {high:+,.1f})"
+    limit = growth.threshold_mb_per_hour
+    if growth.verdict == "flat" and limit is not None and (low > 0 or high < 0):
+        what = f"a trend within +/-{limit:g} MiB/h (the --soak-threshold), not called growth"
+    text = f"{what}: {growth.mb_per_hour:+,.1f} MiB/h (95% {low:+,.1f} to {high:+,.1f})"
     if window_s < SOAK_TREND_MIN_S:
         text += (
             f"; extrapolated from {window_s:,.0f} s: below {SOAK_TREND_MIN_S // 60} minutes "
@@ -263,7 +279,21 @@ def hop_advice(causes: dict[str, int]) -> str:
     """What removes the hops found (only the advice that applies)."""
     text = " ".join(causes)
     advice = []
-    if "process_request" in text or "process_response" in text or "middleware" in text:
+    sync_only = sorted(
+        {
+            what.split("middleware ", 1)[1].split(": sync only")[0]
+            for what in causes
+            if ": sync only" in what
+        }
+    )
+    for name in sync_only:
+        advice.append(
+            f"{name} is sync only: it runs the middleware above it in a thread and calls "
+            "the rest back, two hops a request; use an async-capable release or "
+            "alternative, move the work out of the request (static files: let the proxy "
+            "serve them), or remove it"
+        )
+    if "process_request" in text or "process_response" in text:
         advice.append(
             "make each listed middleware async-capable without MiddlewareMixin hooks (or "
             "drop it): every process_request/process_response of a MiddlewareMixin "
@@ -300,3 +330,45 @@ def budget_text(plan: PlanRecord) -> str:
         return head + "; every neighbour in every ranking is decided"
     shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
     return f"{head}; still open: {shown}"
+
+
+CAPACITY_STOPS = {
+    "ceiling": "it passed at the search's rate ceiling: capacity is at least that",
+    "driver_busy": "the load driver saturated before the server did: no capacity claimed",
+    "never_passed": "no rate passed, down to 1 req/s",
+    "budget": "the budget ran out before the search ended",
+    "unconfirmed": "the confirmation windows failed at every rate tried",
+}
+CAPACITY_WHY = {
+    "p99_above_slo": "p99 above the target",
+    "errors": "errors above --max-error-rate",
+    "short": "completed under 99% of the offered rate",
+    "late": "sends started late (the server held every connection)",
+    "driver_busy": "the driver was saturated",
+    "failed": "the driver failed",
+}
+
+
+def capacity_text(found: Capacity) -> str:
+    """A pair's capacity in words: the rate, how sure, per core and per 100 MiB."""
+    if found.rps is None:
+        why = CAPACITY_STOPS.get(found.stopped or "", found.stopped or "no rate passed")
+        passed = [s.offered for s in found.steps if s.passed]
+        floor = f"; {max(passed):,.0f} req/s passed in the search" if passed else ""
+        return f"no capacity at p99 <= {found.slo_p99_ms:g} ms: {why}{floor}"
+    text = (
+        f"{found.rps:,.0f} req/s at p99 <= {found.slo_p99_ms:g} ms "
+        f"({found.confirmed} of {found.confirm_trials} confirmation windows passed"
+    )
+    if found.bracket is not None:
+        text += f"; {found.bracket[1]:,.0f} failed"
+        text += (
+            ""
+            if found.above_failed is None
+            else (" and failed again" if found.above_failed else " but passed once more: noisy")
+        )
+    text += f"; {found.per_core:,.0f} per core" if found.per_core else ""
+    text += f", {found.per_100mib:,.0f} per 100 MiB of PSS" if found.per_100mib else ""
+    if found.stopped == "ceiling":
+        text += f"; {CAPACITY_STOPS['ceiling']}"
+    return text + ")"

@@ -155,8 +155,9 @@ def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
 
 
 def per_100mb(entry: PairResult) -> float | None:
-    """Median req/s per 100 MB of peak PSS (None when either is missing)."""
-    rps, pss = entry.summary.rps.median, entry.memory_mb.pss_peak
+    """Median req/s per 100 MiB of the median trial's PSS peak: one statistic on both
+    sides (the largest peak is the memory column's). None when either is missing."""
+    rps, pss = entry.summary.rps.median, entry.summary.pss_peak_mb.median
     return rps / pss * 100 if rps and pss else None
 
 

@@ -164,12 +164,20 @@ class Restart(Model):
 
 
 class Growth(Model):
-    """A memory trend over a soak: least squares over block means, with a t interval."""
+    """A memory trend over a soak: least squares, its interval widened for the readings'
+    autocorrelation; "grows" only when significant and above a threshold."""
 
     mb_per_hour: float | None = None
     ci95: tuple[float, float] | None = None
     verdict: Literal["grows", "flat", "shrinks", "too_short"] = "too_short"
-    blocks: int = 0
+    blocks: int = Field(default=0, description="older files: the block means fitted (0 now)")
+    effective_n: float | None = Field(
+        default=None, description="the readings' worth in independent ones (lag-1 corrected)"
+    )
+    lag1: float | None = Field(default=None, description="lag-1 autocorrelation of residuals")
+    threshold_mb_per_hour: float | None = Field(
+        default=None, description='"grows"/"shrinks" only beyond it (--soak-threshold)'
+    )
     skipped_s: float = Field(default=0.0, description="the opening seconds left out")
     method: str = ""
 
@@ -295,6 +303,50 @@ class WsIdle(Model):
     command: str = ""
 
 
+class CapacityStep(Model):
+    """One open-loop window of a capacity search (djbench.results.capacity)."""
+
+    phase: Literal["search", "confirm", "above"]
+    offered: float = Field(description="req/s offered (open loop, latency from due time)")
+    achieved: float = Field(description="req/s completed of those due in the window")
+    connections: int = Field(description="2 x rate x SLO at least: the load stays open")
+    passed: bool
+    why: str | None = Field(default=None, description="why it did not pass (a code)")
+    p50_ms: float | None = None
+    p90_ms: float | None = None
+    p99_ms: float | None = None
+    p999_ms: float | None = None
+    error_rate: float = 0.0
+    late_share: float = Field(default=0.0, description="sends started after their due time")
+    pss_peak_mb: float | None = Field(default=None, description="MiB, the window's peak")
+    server_cpu_percent: float | None = None
+    driver_cpu_percent: float | None = None
+
+
+class Capacity(Model):
+    """The highest offered rate served within the latency target, and how it was found."""
+
+    slo_p99_ms: float
+    max_error_rate: float
+    resolution: float
+    rps: float | None = Field(default=None, description="confirmed capacity, req/s")
+    bracket: tuple[float, float] | None = Field(
+        default=None, description="the highest rate that passed and the lowest that failed"
+    )
+    confirmed: int = Field(default=0, description="confirmation windows that passed")
+    confirm_trials: int = 0
+    above_failed: bool | None = Field(
+        default=None, description="the window a resolution above the capacity failed"
+    )
+    stopped: str | None = Field(
+        default=None, description="ceiling, driver_busy, never_passed, budget, unconfirmed"
+    )
+    server_cpus: int = Field(default=1, description="CPUs the server was pinned to")
+    per_core: float | None = Field(default=None, description="capacity / server CPUs")
+    per_100mib: float | None = Field(default=None, description="capacity per 100 MiB PSS")
+    steps: list[CapacityStep] = Field(default_factory=list)
+
+
 class PairResult(Model):
     """One (server, proxy, scenario, concurrency) of a run."""
 
@@ -331,6 +383,7 @@ class PairResult(Model):
     memory_mb: PairMemory = Field(default_factory=PairMemory)
     proxy_memory_mb: ProxyMemory | None = None
     ws_idle: WsIdle | None = None
+    capacity: Capacity | None = Field(default=None, description="--capacity: the search")
     log_tail: str | None = None
 
     @property
@@ -431,6 +484,9 @@ class PlanRecord(Model):
     rounds_added: int = Field(default=0, description="--budget: rounds for open rankings")
     still_open: list[str] = Field(
         default_factory=list, description="--budget: rankings no round could decide"
+    )
+    capacity_slo_ms: float | None = Field(
+        default=None, description="--capacity: the p99 target searched for"
     )
     budget_cut: list[str] = Field(
         default_factory=list,

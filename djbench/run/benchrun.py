@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import secrets
 import time
-from argparse import ArgumentParser
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
 from djbench.reports.console import (
     console_for,
+    print_capacity,
     print_gate,
     print_hops,
     print_list,
@@ -51,7 +51,7 @@ from djbench.reports.console import (
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import budget, resume, services, sessions, tune, variants
+from djbench.run import budget, capacity, resume, services, sessions, tune, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -76,73 +76,6 @@ class Action:
     # Stop after this many rounds (the file stays resumable): how --matrix interleaves
     # its cells round by round, each round one runbench per cell.
     until_round: int | None = None
-
-
-def add_load_arguments(parser: ArgumentParser) -> None:
-    a = parser.add_argument
-    a("--quick", action="store_true", help="the quick profile (about 2 minutes)")
-    a("--concurrency", help="comma-separated connection counts (default 32)")
-    a("--duration", type=float, help="seconds per timed window (default 3; quick 1)")
-    a("--warmup", type=float, help="seconds of warm-up before each window (default 1)")
-    a("--trials", type=int, help="trials per pair, each a fresh window (default 4; quick 2)")
-    a("--driver", default="auto", help="auto, wrk or builtin (auto: builtin, steady-state windows)")
-    a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
-    a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
-    a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
-    a(
-        "--locust-master-bind",
-        metavar="HOST",
-        help="--driver locust: the master listens here and waits for --locust-workers "
-        "remote workers (outside loopback needs --allow-remote-target)",
-    )
-    a(
-        "--target",
-        metavar="URL",
-        help="benchmark an already-running deployment at this http:// URL (no server "
-        "started, no setup commands); loopback unless --allow-remote-target",
-    )
-    a(
-        "--target-pid",
-        type=int,
-        metavar="PID",
-        help="--target: the leader of its process tree here, to sample its memory",
-    )
-    a(
-        "--allow-remote-target",
-        action="store_true",
-        help="allow load to (and a Locust master on) an address outside loopback",
-    )
-    a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
-    a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
-    a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
-    a(
-        "--tune",
-        action="store_true",
-        help="search each server's best configuration (processes, threads, its own knobs) "
-        "within --tune-budget; the best are written to the run folder's tuned/",
-    )
-    a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
-    a("--objective", help="--tune: rps (default) or rps-per-100mb")
-    a("--slo-p99", type=float, metavar="MS", help="--tune: a p99 above this scores nothing")
-    a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
-    a(
-        "--soak",
-        metavar="DURATION",
-        help="one long window per pair (e.g. 10m, 1h; builtin driver): memory, latency and "
-        "worker restarts as a time series, memory growth per hour",
-    )
-    a(
-        "--recycle",
-        metavar="SETTINGS",
-        help='worker recycling axis, e.g. "off;max-requests=5000,jitter=500;max-rss=300" '
-        "(also lifetime=SECONDS): each server gets the parts it has, under its own option",
-    )
-    a(
-        "--axis",
-        help='settings axes, e.g. "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean": every '
-        "combination is a variant of each deployment (environment variables the servers "
-        "start with), interleaved like the servers",
-    )
 
 
 @dataclass
@@ -406,6 +339,11 @@ def execute(
             selection.project, plan.deployments, plan, recorder, run_dir, progress,
             opts.tune_budget, opts.objective, opts.slo_p99,
         )  # fmt: skip
+    elif opts.capacity:
+        deadline = started + (opts.budget or 0.0)
+        capacity.run(
+            selection.project, plan, recorder, run_dir, progress, opts.slo_p99 or 0.0, deadline
+        )
     elif opts.budget is not None and until_round is None:
         added, still = budget.spend(
             selection.project, plan, recorder, run_dir, progress, started + opts.budget
@@ -519,6 +457,7 @@ def benchmark(
         rate=opts.rate,
         max_error_rate=opts.max_error_rate,
         series=None if opts.soak is None else soak_interval(opts.soak),
+        growth_threshold=opts.soak_threshold,
         driver_workers=opts.locust_workers,
         master_bind=opts.locust_master_bind,
     )
@@ -573,13 +512,17 @@ def benchmark(
             f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
             f"{list(selection.driver_cpus) or 'unpinned'}"
             + (
-                f"; budget {opts.budget / 60:g} min (then rounds for rankings still open)"
+                f"; capacity at p99 <= {opts.slo_p99:g} ms, budget {(opts.budget or 0) / 60:g} min"
+                if opts.capacity
+                else f"; budget {opts.budget / 60:g} min (then rounds for rankings still open)"
                 if opts.budget is not None and until_round is None
                 else ""
             )
         )
     )
     total = plan.total_trials()
+    if opts.capacity:  # one tick a pair: how many windows a search takes is not known
+        total = len(plan.deployments) * len(plan.scenarios)
     if opts.tune:
         cpus = max(1, len(selection.server_cpus))
         count = sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
@@ -599,7 +542,7 @@ def benchmark(
             progress_bar(console, total) as progress,
         ):
             execute(selection, opts, plan, recorder, run_dir, progress, until_round, started)
-            if opts.budget is not None and until_round is None:
+            if opts.budget is not None and until_round is None and not opts.capacity:
                 console.print(escape(budget_text(document.plan)))
     except SaveFailed as exc:
         raise CommandError(
@@ -631,6 +574,7 @@ def benchmark(
     document.finished = store.now()
     recorder.save()
     print_results(console, document)
+    print_capacity(console, document)
     print_tuning(console, document)
     print_soak(console, document)
     print_hops(console, document)

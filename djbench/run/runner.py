@@ -207,7 +207,9 @@ class Recorder:
             return True
         return any(t.round == round_index for t in entry.trials)
 
-    def entry(self, deployment: Deployment, scenario: Scenario, concurrency: int) -> PairResult:
+    def entry(
+        self, deployment: Deployment, scenario: Scenario, concurrency: int | None
+    ) -> PairResult:
         key = entry_key(deployment.label, scenario.name, concurrency)
         if key not in self.entries:
             entry = new_pair(deployment, scenario, concurrency)

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
 from djbench.results import decide
-from djbench.run import benchrun, services, upgrade
+from djbench.run import arguments, benchrun, services, upgrade
 
 
 class Command(BaseCommand):
@@ -53,7 +53,7 @@ class Command(BaseCommand):
             metavar="URL",
             help="put the cache and channel layer on Redis (default redis://127.0.0.1:6379/0)",
         )
-        benchrun.add_load_arguments(parser)
+        arguments.add_load_arguments(parser)
         a(
             "--matrix",
             metavar="AXES",

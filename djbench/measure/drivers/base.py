@@ -16,6 +16,13 @@ class DriverError(Exception):
     """A driver that cannot run or whose output cannot be read (one sentence)."""
 
 
+def request_timeout(window_s: float) -> float:
+    """The per-request timeout: the window's length, from 1 s to 10 s. Below the window
+    plus the drivers' 2 s grace, so a request sent as the window opens fails (or is hung)
+    within the window's accounting instead of after it; recorded with every trial."""
+    return min(10.0, max(1.0, window_s))
+
+
 @dataclass(frozen=True)
 class LoadSpec:
     host: str

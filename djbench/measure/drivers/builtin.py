@@ -76,7 +76,11 @@ class BuiltinDriver:
             errors=data["errors"],
             non_2xx=data["non_2xx"],
             latency_ms=data["latency_ms"],
-            extra={k: data[k] for k in ("late_starts", "mode", "rate", "after_window")},
+            extra={
+                k: data[k]
+                for k in ("late_starts", "mode", "rate", "after_window", "hung", "timeout_s")
+                if k in data
+            },
             unexpected=data["unexpected_status"],
             status=data["status"],
             in_flight=data["in_flight_mean"],

@@ -7,9 +7,14 @@ Steady-state windows: the load runs from the start; the timed window opens only 
 the warm-up (closed loop: once throughput has settled, see `settle`) and closes with the
 load still running, so no window edge is spent opening connections or draining them.
 Only completions inside the window count; requests in flight are integrated over it
-(an exact mean, not Little's-law inference). The window's opening and closing are
-printed as they happen (`DJBENCH-WINDOW open|closed <monotonic time>`) so that the
-memory sampler can cover the same window.
+(an exact mean, not Little's-law inference). A request in flight during the window that
+has no answer by the window's close plus AFTER_GRACE_S is *hung*: an error of the window
+("timeout"), with its age then recorded as its latency (a lower bound), so a server that
+never answers 1 request in 50 shows 2% errors and a p99 of at least the grace instead
+of reading fast and clean. A request that fails after the close but was sent before it
+is an error of the window too. The per-request timeout is recorded (`timeout_s`).
+The window's opening and closing are printed as they happen (`DJBENCH-WINDOW
+open|closed <monotonic time>`) so that the memory sampler can cover the same window.
 
 Closed loop (default): each connection sends its next request when the last one
 returns. Open loop (--rate R): request i is due at start + i/R; a free connection
@@ -40,7 +45,9 @@ from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
 from djbench.measure.drivers.base import SERIES_MARKER, WINDOW_MARKER, percentiles_ms
 
 MAX_LATENCY_US = 120_000_000
-AFTER_GRACE_S = 2.0  # how long requests in flight at the window's close may still finish
+# How long requests in flight at the window's close may still finish; those that do not
+# are hung (errors of the window, their age a latency).
+AFTER_GRACE_S = 2.0
 
 
 class Closed(Exception):
@@ -162,7 +169,7 @@ class Tally:
     )
     status: dict[int, int] = field(default_factory=dict)
     late_starts: int = 0  # open loop: requests sent after their due time
-    unsent: int = 0  # open loop: due requests never sent (hard stop reached)
+    unsent: int = 0  # open loop: due in the window, never sent by its close + the grace
     window: Window = field(default_factory=Window)
     flight: Flight = field(default_factory=Flight)
     warmup_requests: int = 0  # completed before the window (not in the figures)
@@ -170,8 +177,23 @@ class Tally:
     warmup_latency_us: int = 0  # their summed latency, to size the settling slices
     after_window: int = 0  # completed after the window closed (not in the figures)
     served: set[int] = field(default_factory=set)  # connections answered in the window
-    finished: int | None = None  # open loop: when the last request due in the window ended
+    finished: int | None = None  # open loop: the window's close (nominal)
     bucket: Bucket | None = None  # --series: the slice being filled while the window is open
+    inflight: dict[int, int] = field(default_factory=dict)  # token -> started (or due), ns
+    tokens: int = 0
+    hung: int = 0  # no answer by the window's close + AFTER_GRACE_S (also in errors)
+
+    def count_hung(self, now: int) -> None:
+        """Requests sent (closed loop) or due (open loop) by the window's close and still
+        unanswered now: errors of the window, their age recorded as a latency."""
+        closed = self.window.closed
+        for started in self.inflight.values():
+            if closed is None or started > closed:
+                continue
+            self.hung += 1
+            self.errors["timeout"] += 1
+            self.histogram.record_value(min(max(1, (now - started) // 1000), MAX_LATENCY_US))
+        self.inflight.clear()
 
 
 def build_request(args: argparse.Namespace, path: str | None = None) -> bytes:
@@ -213,10 +235,22 @@ async def connect(args: argparse.Namespace) -> Connection:
     return protocol
 
 
-def _failed(tally: Tally, kind: str) -> None:
-    phase = tally.window.phase(time.perf_counter_ns())
+def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool) -> None:
+    """A failure belongs to the window if the request was in flight during it (closed
+    loop: sent by the close, failed after the opening) or, open loop, due in it."""
+    now = time.perf_counter_ns()
+    closed = tally.window.closed
+    if by_due:
+        at = started_ns
+    elif closed is not None and started_ns <= closed:
+        at = min(now, closed)
+    else:
+        at = now
+    phase = tally.window.phase(at)
     if phase == "window":
         tally.errors[kind] += 1
+        if kind == "timeout":  # its latency is at least its age: in the percentiles
+            tally.histogram.record_value(min(max(1, (now - started_ns) // 1000), MAX_LATENCY_US))
         if tally.bucket is not None:
             tally.bucket.errors += 1
     elif phase == "warmup":
@@ -262,9 +296,13 @@ async def one(
     """Send one request (reconnecting if needed); record it. Returns the connection to
     reuse. `who` is the connection's (worker's) number, for the served-connections count."""
     tally.flight.change(+1, time.perf_counter_ns())
+    tally.tokens += 1
+    token = tally.tokens
+    tally.inflight[token] = started_ns
     try:
         return await _one(conn, raw, args, tally, started_ns, who)
     finally:
+        tally.inflight.pop(token, None)
         tally.flight.change(-1, time.perf_counter_ns())
 
 
@@ -282,17 +320,17 @@ async def _one(
                 conn.close()
             conn = await connect(args)
     except (OSError, TimeoutError):
-        _failed(tally, "connect")
+        _failed(tally, "connect", started_ns, bool(args.rate))
         await asyncio.sleep(0.01)  # do not spin on a refused port
         return None
     try:
         status = await asyncio.wait_for(conn.request(raw), timeout=args.timeout)
     except TimeoutError:
-        _failed(tally, "timeout")
+        _failed(tally, "timeout", started_ns, bool(args.rate))
         conn.close()
         return None
     except (OSError, Closed, httptools.HttpParserError):
-        _failed(tally, "read")
+        _failed(tally, "read", started_ns, bool(args.rate))
         conn.close()
         return None
     _completed(tally, args, status, started_ns, time.perf_counter_ns(), who)
@@ -435,44 +473,56 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
         mark("closed")
         await stop_series(timeline, tally, now)
     stopping = True
-    _, pending = await asyncio.wait(tasks, timeout=min(args.timeout, AFTER_GRACE_S))
+    _, pending = await asyncio.wait(tasks, timeout=AFTER_GRACE_S)
+    tally.count_hung(time.perf_counter_ns())
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
     return settling
 
 
+def _first_due(offset_ns: int, interval_ns: float) -> int:
+    """The first request index whose due time (start + int(i x interval)) is at or past
+    `offset_ns` after the start: the workers' own rounding, so the count is exact."""
+    i = max(0, math.ceil(offset_ns / interval_ns))
+    while i > 0 and int((i - 1) * interval_ns) >= offset_ns:
+        i -= 1
+    while int(i * interval_ns) < offset_ns:
+        i += 1
+    return i
+
+
 async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) -> Settling:
     """Request i is due at start + i/R. Those due during the warm-up are not recorded;
     those due in the window are, with latency from their due time (requests due in the
-    window and answered after it still count: that lateness is the point)."""
+    window and answered after it still count: that lateness is the point), until the
+    window's close + AFTER_GRACE_S: still unanswered then, they are hung; due and never
+    sent by then, unsent. Both are errors of the window, whose length is the window's
+    (the drain is not in the denominator)."""
     interval_ns = 1e9 / args.rate
     start = time.perf_counter_ns()
     opened = start + int(args.warmup * 1e9)
     closed = opened + int(args.duration * 1e9)
     next_index = 0
-    # Bounded in time: past this, requests still due are counted as unsent, not sent.
-    hard_stop = closed + int(max(5.0, args.duration) * 1e9)
 
     async def worker(who: int) -> None:
         nonlocal next_index
         conn: Connection | None = None
-        while True:
-            due = start + int(next_index * interval_ns)
-            next_index += 1
-            if due >= closed:
-                break
-            if time.perf_counter_ns() >= hard_stop:
-                tally.unsent += 1
-                continue
-            wait = (due - time.perf_counter_ns()) / 1e9
-            if wait > 0:
-                await asyncio.sleep(wait)
-            elif due >= opened:
-                tally.late_starts += 1
-            conn = await one(conn, requests.next(), args, tally, due, who)  # latency from due
-        if conn is not None:
-            conn.close()
+        try:
+            while True:
+                due = start + int(next_index * interval_ns)
+                if due >= closed:
+                    break
+                next_index += 1
+                wait = (due - time.perf_counter_ns()) / 1e9
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                elif due >= opened:
+                    tally.late_starts += 1
+                conn = await one(conn, requests.next(), args, tally, due, who)  # from due
+        finally:
+            if conn is not None:
+                conn.close()
 
     timeline: list[asyncio.Task[None]] = []
 
@@ -482,17 +532,25 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
         mark("open")
         if args.series:
             timeline.append(asyncio.ensure_future(series(args, tally, opened)))
+        await asyncio.sleep(max(0.0, (closed - time.perf_counter_ns()) / 1e9))
+        tally.flight.stop(time.perf_counter_ns())
+        mark("closed")
 
-    # Open loop records by due time, so the window's bounds are known from the start;
-    # it lasts until every request due in it has been answered (or given up).
+    # Open loop records by due time, so the window's bounds are known from the start.
     tally.window.opened, tally.window.closed = opened, closed - 1
     opener = asyncio.ensure_future(windows())
-    await asyncio.gather(*(worker(i) for i in range(args.connections)))
+    workers = [asyncio.ensure_future(worker(i)) for i in range(args.connections)]
     await opener
-    now = time.perf_counter_ns()
-    tally.flight.stop(now)
-    tally.finished = now
-    mark("closed")
+    await asyncio.wait(workers, timeout=max(0.0, AFTER_GRACE_S))
+    tally.count_hung(time.perf_counter_ns())
+    for task in workers:
+        task.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
+    first, end = (_first_due(t - start, interval_ns) for t in (opened, closed))
+    due_in_window = end - first
+    accounted = tally.requests + sum(tally.errors.values())
+    tally.unsent = max(0, due_in_window - accounted)
+    tally.finished = closed
     await stop_series(timeline[0] if timeline else None, tally, opened)
     return Settling(seconds=args.warmup)
 
@@ -535,6 +593,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             "errors": tally.warmup_errors,
         },
         "after_window": tally.after_window,
+        # Hung: no answer by the window's close + grace (in errors["timeout"] too).
+        "hung": tally.hung,
+        "grace_s": AFTER_GRACE_S,
+        "timeout_s": args.timeout,
     }
 
 

@@ -29,7 +29,7 @@ from djbench.measure.drivers.base import DriverError, LoadResult, LoadSpec, mark
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 MARKER = "DJBENCH-LOCUST "
 VARIABLE = "DJBENCH_LOCUST"
-SEND_GRACE_S = 0.3  # the locustfile's: after a window closes, before the tallies are sent
+SEND_GRACE_S = 2.0  # the locustfile's: after a window closes, before the tallies are sent
 MARGIN_S = 2.0  # run time beyond warm-up + window + grace: the tallies reach the master
 
 
@@ -83,6 +83,10 @@ class LocustDriver:
             "--loglevel",
             "WARNING",
             "--only-summary",
+            # djbench counts failures itself; Locust's default exit code 1 on any failed
+            # request would read as the driver failing.
+            "--exit-code-on-error",
+            "0",
         ]
         if spec.master_bind is None:
             # Local workers, one process tree; the forked workers connect to
@@ -132,6 +136,7 @@ class LocustDriver:
             extra={
                 k: data[k]
                 for k in (
+                    "hung",
                     "workers_reported",
                     "workers_expected",
                     "locust_total_requests",

@@ -31,7 +31,10 @@ SPEC: dict[str, Any] = json.loads(os.environ.get("DJBENCH_LOCUST", "{}") or "{}"
 MAX_LATENCY_US = 120_000_000
 MARKER = "DJBENCH-LOCUST "
 WINDOW_MARKER = "DJBENCH-WINDOW "
-SEND_GRACE_S = 0.3  # after the window closes: requests answered late are not counted
+# After the window closes: requests in flight may still end (answered late: not counted;
+# failed: an error of the window); those still unanswered then are hung, as in the
+# builtin driver (an error of the window, their age a latency).
+SEND_GRACE_S = 2.0
 
 
 class Tally:
@@ -44,6 +47,26 @@ class Tally:
         self.status: dict[str, int] = {}
         self.opened: float | None = None
         self.closed: float | None = None
+        self.inflight: dict[int, float] = {}  # token -> sent (time.monotonic())
+        self.tokens = 0
+        self.hung = 0
+
+    def during(self, sent: float, now: float) -> bool:
+        """In flight during the window: sent by its close, ended after its opening."""
+        return (
+            self.opened is not None
+            and now >= self.opened
+            and (self.closed is None or sent <= self.closed)
+        )
+
+    def count_hung(self, now: float) -> None:
+        for sent in self.inflight.values():
+            if self.closed is not None and sent <= self.closed:
+                self.hung += 1
+                self.errors["timeout"] = self.errors.get("timeout", 0) + 1
+                age_us = min(max(1, int((now - sent) * 1e6)), MAX_LATENCY_US)
+                self.histogram.record_value(age_us)
+        self.inflight.clear()
 
     def inside(self, now: float) -> bool:
         return (
@@ -58,6 +81,9 @@ class Tally:
             if self.histogram.get_total_count()
             else "",
             "requests": self.requests,
+            "hung": self.hung,
+            # The window as this process's clock measured it (gevent's sleep can overrun).
+            "window_s": (self.closed or 0.0) - (self.opened or 0.0),
             "errors": self.errors,
             "non_2xx": self.non_2xx,
             "unexpected": self.unexpected,
@@ -69,14 +95,18 @@ TALLY = Tally()
 MERGED: list[dict[str, Any]] = []
 
 
-def _record(response_time: float, status: int, exception: Any) -> None:
+def _record(response_time: float, status: int, exception: Any, sent: float) -> None:
     now = time.monotonic()
-    if not TALLY.inside(now):
-        return
     if exception is not None and not status:
-        text = f"{type(exception).__name__} {exception}".lower()
-        kind = "timeout" if "timeout" in text else "connect" if "refused" in text else "read"
-        TALLY.errors[kind] = TALLY.errors.get(kind, 0) + 1
+        if TALLY.during(sent, now):
+            text = f"{type(exception).__name__} {exception}".lower()
+            timed_out = "timeout" in text or "timed out" in text  # socket.timeout: "timed out"
+            kind = "timeout" if timed_out else "connect" if "refused" in text else "read"
+            TALLY.errors[kind] = TALLY.errors.get(kind, 0) + 1
+            if kind == "timeout":  # its latency is at least its age: in the percentiles
+                TALLY.histogram.record_value(min(max(1, int(response_time * 1000)), MAX_LATENCY_US))
+        return
+    if not TALLY.inside(now):
         return
     TALLY.requests += 1
     TALLY.histogram.record_value(min(max(1, int(response_time * 1000)), MAX_LATENCY_US))
@@ -93,6 +123,11 @@ class ScenarioUser(FastHttpUser):
 
     wait_time = constant(0)
     host = SPEC.get("base_url", "http://127.0.0.1")
+    # FastHttpUser's timeouts are the client's (60 s by default), not request()'s
+    # `timeout` keyword: without these a request that is never answered holds its user
+    # for a minute, and one server that hangs 1 request in 50 stops every user.
+    network_timeout = float(SPEC.get("timeout", 10.0))
+    connection_timeout = float(SPEC.get("timeout", 10.0))
 
     def on_start(self) -> None:
         self.index = 0
@@ -103,6 +138,10 @@ class ScenarioUser(FastHttpUser):
         path = paths[self.index % len(paths)]
         self.index += 1
         started = time.perf_counter()
+        sent = time.monotonic()
+        TALLY.tokens += 1
+        token = TALLY.tokens
+        TALLY.inflight[token] = sent
         status = 0
         failure: Any = None
         try:
@@ -122,7 +161,9 @@ class ScenarioUser(FastHttpUser):
                     response.failure(str(failure or "no response"))
         except Exception as exc:  # a connection that failed before any response
             failure = exc
-        _record((time.perf_counter() - started) * 1000, status, failure)
+        finally:
+            TALLY.inflight.pop(token, None)
+        _record((time.perf_counter() - started) * 1000, status, failure, sent)
 
 
 def _window(environment: Any) -> None:
@@ -137,6 +178,7 @@ def _window(environment: Any) -> None:
     if not isinstance(environment.runner, WorkerRunner):
         _mark("closed")
     gevent.sleep(SEND_GRACE_S)
+    TALLY.count_hung(time.monotonic())
     if isinstance(environment.runner, WorkerRunner):
         environment.runner.send_message("djbench_tally", TALLY.payload())
     elif not isinstance(environment.runner, MasterRunner):
@@ -166,7 +208,7 @@ def _on_quitting(environment: Any, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
         return
     histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
-    totals: dict[str, Any] = {"requests": 0, "non_2xx": 0, "unexpected": 0}
+    totals: dict[str, Any] = {"requests": 0, "non_2xx": 0, "unexpected": 0, "hung": 0}
     errors: dict[str, int] = {"connect": 0, "read": 0, "write": 0, "timeout": 0}
     status: dict[str, int] = {}
     for part in MERGED:
@@ -181,7 +223,12 @@ def _on_quitting(environment: Any, **_: Any) -> None:
     total = environment.stats.total
     result = {
         **totals,
-        "duration_s": float(SPEC.get("duration", 1)),
+        # Each worker's measured window (they run side by side): their mean.
+        "duration_s": (
+            sum(part["window_s"] for part in MERGED) / len(MERGED)
+            if MERGED
+            else float(SPEC.get("duration", 1))
+        ),
         "warmup_s": float(SPEC.get("warmup", 0)),
         "errors": errors,
         "status": status,

@@ -1,0 +1,95 @@
+"""runbench's load options, as argparse arguments (the management command adds them).
+
+What each option means is checked and turned into a typed value in
+djbench.plan.runplan.from_command; only the declarations live here.
+"""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+
+
+def add_load_arguments(parser: ArgumentParser) -> None:
+    a = parser.add_argument
+    a("--quick", action="store_true", help="the quick profile (about 2 minutes)")
+    a("--concurrency", help="comma-separated connection counts (default 32)")
+    a("--duration", type=float, help="seconds per timed window (default 3; quick 1)")
+    a("--warmup", type=float, help="seconds of warm-up before each window (default 1)")
+    a("--trials", type=int, help="trials per pair, each a fresh window (default 4; quick 2)")
+    a("--driver", default="auto", help="auto, wrk or builtin (auto: builtin, steady-state windows)")
+    a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
+    a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
+    a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
+    a(
+        "--locust-master-bind",
+        metavar="HOST",
+        help="--driver locust: the master listens here and waits for --locust-workers "
+        "remote workers (outside loopback needs --allow-remote-target)",
+    )
+    a(
+        "--target",
+        metavar="URL",
+        help="benchmark an already-running deployment at this http:// URL (no server "
+        "started, no setup commands); loopback unless --allow-remote-target",
+    )
+    a(
+        "--target-pid",
+        type=int,
+        metavar="PID",
+        help="--target: the leader of its process tree here, to sample its memory",
+    )
+    a(
+        "--allow-remote-target",
+        action="store_true",
+        help="allow load to (and a Locust master on) an address outside loopback",
+    )
+    a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
+    a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
+    a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
+    a(
+        "--tune",
+        action="store_true",
+        help="search each server's best configuration (processes, threads, its own knobs) "
+        "within --tune-budget; the best are written to the run folder's tuned/",
+    )
+    a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
+    a("--objective", help="--tune: rps (default) or rps-per-100mb")
+    a(
+        "--slo-p99",
+        type=float,
+        metavar="MS",
+        help="--tune: a p99 above this scores nothing; --capacity: the p99 target (default 100)",
+    )
+    a(
+        "--capacity",
+        action="store_true",
+        help="for every pair, the highest offered rate (open loop) served with p99 within "
+        "--slo-p99, errors within --max-error-rate and 99%% completed; the whole command "
+        "within --budget (default 15m)",
+    )
+    a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
+    a(
+        "--soak",
+        metavar="DURATION",
+        help="one long window per pair (e.g. 10m, 1h; builtin driver): memory, latency and "
+        "worker restarts as a time series, memory growth per hour",
+    )
+    a(
+        "--soak-threshold",
+        type=float,
+        metavar="MIB_PER_HOUR",
+        help='--soak: memory "grows" only when its trend is significant and above this '
+        "(default 10 MiB/h)",
+    )
+    a(
+        "--recycle",
+        metavar="SETTINGS",
+        help='worker recycling axis, e.g. "off;max-requests=5000,jitter=500;max-rss=300" '
+        "(also lifetime=SECONDS): each server gets the parts it has, under its own option",
+    )
+    a(
+        "--axis",
+        help='settings axes, e.g. "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean": every '
+        "combination is a variant of each deployment (environment variables the servers "
+        "start with), interleaved like the servers",
+    )

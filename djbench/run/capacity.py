@@ -1,0 +1,135 @@
+"""``runbench --capacity``: for every pair, the highest offered rate served within a p99
+target (djbench.results.capacity), each server started once for all its scenarios.
+
+Every step is a steady-state open-loop window of the builtin driver (the only open-loop
+driver here) through `run_trial`, so it is sampled, pinned and judged like any trial;
+its connections are 2 x rate x SLO at least, so the load stays open. The confirmation
+windows at the found rate become the pair's trials (its usual figures are then those
+at capacity). The whole command has a wall-time budget: no window starts past it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from pathlib import Path
+from typing import Literal
+
+from djbench.launch.live import Deployment, LiveServer, deploy
+from djbench.launch.process import ServerError
+from djbench.measure.trial import run_trial
+from djbench.measure.verify import verify
+from djbench.plan.project import Project
+from djbench.plan.scenarios import Scenario
+from djbench.results import capacity
+from djbench.results.analysis import summarise
+from djbench.results.model import Capacity, CapacityStep, Notice, Trial
+from djbench.run.runner import Plan, Progress, Recorder, server_failed
+
+
+def run(
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    slo_ms: float,
+    deadline: float,
+) -> None:
+    """Every deployment in turn (none started past the deadline), every scenario searched."""
+    recorder.document.plan.capacity_slo_ms = slo_ms
+    for deployment in plan.deployments:
+        if time.monotonic() >= deadline:
+            progress.say(f"the budget is spent: {deployment.label} not searched")
+            continue
+        try:
+            _deployment(project, plan, recorder, deployment, run_dir, progress, slo_ms, deadline)
+        except ServerError as exc:
+            for scenario in plan.scenarios:
+                entry = recorder.entry(deployment, scenario, None)
+                entry.status, entry.reason = "failed", server_failed(str(exc))
+                entry.log_tail = str(exc)
+            progress.say(f"{deployment.label} failed: {exc}")
+        recorder.save()
+
+
+def _deployment(
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    run_dir: Path,
+    progress: Progress,
+    slo_ms: float,
+    deadline: float,
+) -> None:
+    with deploy(project, deployment, run_dir, plan.health_path) as live:
+        verdicts = verify(live.target(), plan.scenarios)
+        for scenario in plan.scenarios:
+            entry = recorder.entry(deployment, scenario, None)
+            verdict = verdicts[scenario.name]
+            entry.verify, entry.command = verdict.record(), live.commands
+            entry.threads, entry.driver = live.threads, plan.driver.name
+            if verdict.status != "ok":
+                entry.status, entry.reason = verdict.status, verdict.reason
+                continue
+            if scenario.kind != "http":
+                entry.status = "incompatible"
+                entry.reason = Notice(code="capacity_http_only", params={})
+                continue
+            found, trials = _search(plan, live, scenario, run_dir, progress, slo_ms, deadline)
+            found.server_cpus = max(1, len(deployment.cpus))
+            entry.capacity, entry.trials = _per_resources(found, trials), trials
+            summarise(entry, [])
+            progress.say(f"{deployment.label} {scenario.name}: {_said(found)}")
+            progress.advance(1, "")
+            recorder.save()
+
+
+def _search(
+    plan: Plan,
+    live: LiveServer,
+    scenario: Scenario,
+    run_dir: Path,
+    progress: Progress,
+    slo_ms: float,
+    deadline: float,
+) -> tuple[Capacity, list[Trial]]:
+    """The search for one pair; the confirmation windows at its answer as trials."""
+    kept: list[tuple[float, Trial]] = []
+    label = f"{live.deployment.label} {scenario.name}"
+
+    def measure(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+        connections = capacity.connections_for(rate, slo_ms)
+        settings = dataclasses.replace(plan.settings, rate=rate)
+        progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
+        trial = run_trial(
+            plan.driver, live, scenario, connections, settings, run_dir / "logs", len(kept)
+        )
+        if phase == "confirm":
+            kept.append((rate, trial))
+        return capacity.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
+
+    max_error_rate = plan.settings.max_error_rate
+    found = capacity.search(measure, slo_ms, max_error_rate, deadline)
+    trials = [t for rate, t in kept if found.rps is not None and round(rate, 1) == found.rps]
+    for index, trial in enumerate(trials):
+        trial.round = index
+    return found, trials
+
+
+def _per_resources(found: Capacity, trials: list[Trial]) -> Capacity:
+    if found.rps is None:
+        return found
+    found.per_core = round(found.rps / found.server_cpus, 1)
+    peaks = [t.memory_mb.pss_peak for t in trials if t.memory_mb is not None]
+    if peaks:
+        found.per_100mib = round(found.rps / statistics.median(peaks) * 100, 1)
+    return found
+
+
+def _said(found: Capacity) -> str:
+    if found.rps is not None:
+        return f"{found.rps:,.0f} req/s within p99 {found.slo_p99_ms:g} ms"
+    return f"no capacity found ({found.stopped or 'no rate passed'})"
