@@ -150,3 +150,9 @@ def test_capacity_refuses_what_it_would_ignore() -> None:
         call_command("runbench", "--capacity", "--tune", stdout=StringIO())
     with pytest.raises(CommandError, match="the builtin one"):
         call_command("runbench", "--capacity", "--driver", "wrk", stdout=StringIO())
+
+
+def test_a_low_rate_may_miss_99_percent_by_less_than_one_request() -> None:
+    # 1.5625 req/s over 2 s: 3 requests due, 3 answered, 1.5 req/s achieved.
+    assert capacity.judge(1.5625, 1.5, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed
+    assert not capacity.judge(1.5625, 1.0, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed

@@ -278,6 +278,20 @@ def test_sleep_out_of_range(variant: str, ms: str) -> None:
     assert answer.json()["detail"][0]["loc"] == ["query", "ms"]
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ballast_keeps_memory_once_per_size(variant: str) -> None:
+    from sampleproject.catalog import api
+
+    api.BALLAST.clear()
+    first = call(variant, "get", "/ballast?mb=2")
+    again = call(variant, "get", "/ballast?mb=2")
+    assert first.status == again.status == 200
+    assert first.json() == again.json() == {"held_mb": 2}  # allocated once, kept
+    assert_queries(first, 0)
+    assert call(variant, "get", "/ballast?mb=999").status == 422
+    api.BALLAST.clear()
+
+
 def test_unknown_path_is_404() -> None:
     assert call("sync", "get", "/nope").status == 404
 

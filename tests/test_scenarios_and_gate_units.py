@@ -97,7 +97,7 @@ def test_fingerprint_changes_with_the_definition(tmp_path: Path) -> None:
 
 def test_default_scenarios_load() -> None:
     file = scenarios.load(Path(__file__).parent.parent / "loadtests" / "default.toml")
-    assert len(file.scenarios) == 18
+    assert len(file.scenarios) == 20
     assert {s.kind for s in file.scenarios} == {"http", "websocket"}
 
 

@@ -291,3 +291,16 @@ def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_p
     words = guide.markdown(runs[0])
     assert "Worker recycling and memory over time (soak)" in words
     assert "gunicorn-sync: by requests (max_requests + jitter)" in words
+
+
+def test_trend_on_the_noise_of_recorded_soaks() -> None:
+    """False "grows" at most 5% even if the noise of recorded soaks (two 10-minute soaks
+    here, PSS every 2 s) were as persistent as AR(0.99); a 20 MiB/h leak caught in a
+    10-minute soak at the persistence actually seen (lag-1 0.01 and 0.74)."""
+    from loadtests import soak_trend
+
+    sd, step = soak_trend.noise_of(json.loads(soak_trend.FIXTURE.read_text()))
+    found = soak_trend.simulate(300, sd, step, seed=5)
+    assert found[0.99][0] <= 0.06  # false "grows" (5% + one binomial sd at 300 runs)
+    assert found[0.9][0] <= 0.05 and found[0.0][0] <= 0.02
+    assert found[0.0][1] >= 0.95 and found[0.9][1] >= 0.85  # the leak caught

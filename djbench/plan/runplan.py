@@ -25,7 +25,7 @@ GROWTH_THRESHOLD_MB_H = 10.0
 # --capacity without --slo-p99: 100 ms, the response time users start to notice (the
 # usual web performance budget); --tune keeps no target unless one is given.
 CAPACITY_SLO_MS = 100.0
-CAPACITY_BUDGET_S = 900.0  # --capacity without --budget: the whole command's wall time
+CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
@@ -92,6 +92,8 @@ class RunOptions(BaseModel):
     soak: float | None = None
     # --capacity: every pair's highest offered rate within --slo-p99 (djbench.run.capacity)
     capacity: bool = False
+    # --sweep: every pair's closed-loop req/s against concurrency, doubling (run.sweep)
+    sweep: bool = False
     soak_threshold: float = GROWTH_THRESHOLD_MB_H  # MB/h: a soak's memory "grows" only beyond it
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
@@ -123,23 +125,23 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
-def check_capacity(options: dict[str, Any]) -> None:
-    """--capacity chooses its own rates, connections and driver: refuse what it ignores."""
+def check_search(options: dict[str, Any], flag: str) -> None:
+    """--capacity and --sweep choose their own rates or concurrency (and --capacity its
+    driver): refuse what they would ignore."""
     clashes = {
+        "--capacity": options.get("capacity") if flag != "--capacity" else None,
         "--tune": options.get("tune"),
         "--soak": options.get("soak"),
         "--rate": options.get("rate"),
         "--matrix": options.get("matrix"),
         "--concurrency": options.get("concurrency"),
-        "--config-from": options.get("config_from"),
         "--quick": options.get("quick"),
     }
     given = [name for name, value in clashes.items() if value]
     if given:
-        raise OptionError(
-            f"--capacity chooses the rates and connections itself: leave out {', '.join(given)}"
-        )
-    if (options.get("driver") or "auto") not in ("auto", "builtin"):
+        what = "the rates and connections" if flag == "--capacity" else "the concurrency"
+        raise OptionError(f"{flag} chooses {what} itself: leave out {', '.join(given)}")
+    if flag == "--capacity" and (options.get("driver") or "auto") not in ("auto", "builtin"):
         raise OptionError(
             "--capacity needs an open-loop driver: the builtin one (leave out --driver)"
         )
@@ -163,7 +165,7 @@ def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: boo
         return None
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
-    if options.get("capacity"):
+    if options.get("capacity") or options.get("sweep"):
         return CAPACITY_BUDGET_S
     if options.get("trials") is not None or tune:
         return None
@@ -217,8 +219,10 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     if slo is not None and slo <= 0:
         raise OptionError("--slo-p99 takes milliseconds above 0")
     if options.get("capacity"):
-        check_capacity(options)
+        check_search(options, "--capacity")
         slo = CAPACITY_SLO_MS if slo is None else slo
+    if options.get("sweep"):
+        check_search(options, "--sweep")
     budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
     if tune and options.get("config_from"):
         raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
@@ -275,6 +279,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         target_pid=options.get("target_pid"),
         soak=soak_s,
         capacity=bool(options.get("capacity")),
+        sweep=bool(options.get("sweep")),
         soak_threshold=soak_threshold(options),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
         budget=plain_budget(options, defaults, tune=tune),

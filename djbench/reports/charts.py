@@ -120,6 +120,20 @@ def capacity_curves(
     return _svg(fig)
 
 
+def sweep_curves(title: str, curves: dict[str, list[tuple[float, float]]]) -> str:
+    """req/s against concurrency (log 2), one line per server."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    for name, points in curves.items():
+        points = sorted(points)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("concurrency (connections, closed loop)")
+    ax.set_ylabel("req/s")
+    ax.set_title(title, loc="left")
+    ax.legend(fontsize=7, ncols=2)
+    return _svg(fig)
+
+
 def timeline(
     title: str,
     memory: list[tuple[float, float]],

@@ -21,6 +21,7 @@ from djbench.reports.words import (
     pair_name,
     restarts_text,
     say,
+    sweep_text,
     ws_short,
 )
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
@@ -188,6 +189,22 @@ def print_capacity(console: Console, document: RunDocument) -> None:
     console.print(table)
 
 
+def print_sweep(console: Console, document: RunDocument) -> None:
+    """--sweep: req/s at each concurrency, the knee and Little's law, per pair."""
+    found = [e for e in document.results if e.sweep is not None]
+    if not found:
+        return
+    table = Table(title="Concurrency sweep (closed loop)", title_justify="left")
+    for column in ("server", "scenario", "req/s by concurrency", "knee"):
+        table.add_column(column)
+    for e in found:
+        s = e.sweep
+        assert s is not None
+        steps = ", ".join(f"{x.concurrency}: {x.rps:,.0f}" for x in s.steps)
+        table.add_row(escape(_server(e)), escape(e.scenario), steps, escape(sweep_text(s)))
+    console.print(table)
+
+
 def print_soak(console: Console, document: RunDocument) -> None:
     """A soak's time line per pair: restarts, their cost, memory from start to end, trend."""
     soaked = [(e, t) for e in document.results for t in e.trials if t.timeline is not None]
@@ -258,7 +275,7 @@ def print_results(console: Console, document: RunDocument) -> None:
             table.add_row(
                 escape(_server(e)),
                 e.proxy,
-                str(e.concurrency),
+                str(e.concurrency or "-"),
                 _rps_cell(e),
                 _fmt(s.latency_p50_ms.median, 2),
                 _fmt(s.latency_p99_ms.median, 2),
@@ -352,7 +369,7 @@ def print_matrix_result(console: Console, document: MatrixDocument) -> None:
                 pairs.add_row(
                     escape(p.label),
                     escape(p.scenario),
-                    str(p.concurrency),
+                    str(p.concurrency or "-"),
                     verdict,
                     *[escape(p.metrics.get(m, "")) for m in metrics],
                 )

@@ -607,8 +607,10 @@ def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
     for pair in ranked:
         c = pair.entry.capacity
         assert c is not None and c.rps is not None
-        low, high = c.bracket or (c.rps, c.rps)
-        tie = pair is not ranked[0] and lead.bracket is not None and high >= lead.bracket[0]
+        # From the confirmed rate to the lowest that failed in the search (the confirmation
+        # may have stepped below the search's last pass).
+        low, high = c.rps, (c.bracket[1] if c.bracket else c.rps)
+        tie = pair is not ranked[0] and high >= (lead.rps or 0)
         said.append(
             f"**{pair.label}** {c.rps:,.0f} req/s ({low:,.0f}-{high:,.0f}"
             + (", a tie with the first" if tie else "")
@@ -642,8 +644,9 @@ def capacity_recommendations(run: Run) -> list[Recommendation]:
     text = "\n".join(lines) + (
         "\n\nCapacity is the highest offered rate (open loop, latency from each request's "
         "due time) served within the p99 target, errors within the limit and 99% completed, "
-        "confirmed by fresh windows; the range is the last rate that passed and the first "
-        "that failed in the search. Size deployments by this, not by closed-loop req/s."
+        "confirmed by fresh windows; the range runs from that confirmed rate to the lowest "
+        "rate that failed in the search, and a server whose range reaches the first's is "
+        "a tie. Size deployments by this, not by closed-loop req/s."
     )
     winners = [p.label for p in found if p.entry.capacity and p.entry.capacity.rps][:1]
     return [Recommendation("capacity", "Capacity at a latency target", text, winners)]

@@ -23,6 +23,7 @@ from djbench.reports.words import (
     pair_name,
     restarts_text,
     say,
+    sweep_text,
     ws_short,
 )
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
@@ -95,7 +96,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                 [
                     _row_name(p, many),
                     p.proxy,
-                    str(p.concurrency),
+                    str(p.concurrency or "-"),
                     str(len(p.valid_trials)),
                     _n(p.median("rps")),
                     f"{min(p.series('rps')):,.0f}-{max(p.series('rps')):,.0f}",
@@ -380,6 +381,42 @@ def capacity_sections(runs: list[Run]) -> list[Section]:
     return sections
 
 
+def sweep_sections(runs: list[Run]) -> list[Section]:
+    """--sweep: req/s against concurrency per server, one chart per scenario."""
+    many = len(runs) > 1
+    found = [p for run in runs for p in run.pairs if p.entry.sweep is not None]
+    sections: list[Section] = []
+    for scenario in sorted({p.scenario for p in found}):
+        pairs = [p for p in found if p.scenario == scenario and p.entry.sweep is not None]
+        curves = {
+            _label(p, many): [(float(s.concurrency), s.rps) for s in p.entry.sweep.steps]
+            for p in pairs
+            if p.entry.sweep is not None
+        }
+        sections.append(
+            Section(
+                id=f"sweep-{scenario}",
+                title=f"Concurrency sweep: {scenario}",
+                intro="Closed-loop req/s at 1, 2, 4, ... connections until two doublings in "
+                "a row raised it by less than 10%; the knee is the smallest concurrency "
+                "within 95% of the best.",
+                svg=mark_safe(charts.sweep_curves(scenario, curves)),
+                headers=["server", "knee", "best req/s", "how"],
+                rows=[
+                    [
+                        _label(p, many),
+                        str(p.entry.sweep.knee or ""),
+                        _n(p.entry.sweep.max_rps),
+                        sweep_text(p.entry.sweep),
+                    ]
+                    for p in pairs
+                    if p.entry.sweep is not None
+                ],
+            )
+        )
+    return sections
+
+
 def efficiency_section(runs: list[Run]) -> Section | None:
     many = len(runs) > 1
     pairs = [p for run in runs for p in run.pairs if p.ok and p.rps_per_100mb()]
@@ -427,7 +464,7 @@ def proxy_section(runs: list[Run]) -> Section | None:
                 [
                     p.server,
                     p.scenario,
-                    str(p.concurrency),
+                    str(p.concurrency or "-"),
                     _n(base.median("rps")),
                     _n(p.median("rps")),
                     f"{ratio:.2f}",
@@ -508,7 +545,7 @@ def hops_section(runs: list[Run]) -> Section | None:
 
 def unranked_section(runs: list[Run]) -> Section:
     rows = [
-        [p.server, p.proxy, p.scenario, str(p.concurrency), p.status, say(p.reason)]
+        [p.server, p.proxy, p.scenario, str(p.concurrency or "-"), p.status, say(p.reason)]
         for run in runs
         for p in run.pairs
         if p.status != "ok"
@@ -596,6 +633,7 @@ def build(runs: list[Run]) -> list[Section]:
     sections: list[Section] = [
         *version_sections(runs),
         *capacity_sections(runs),
+        *sweep_sections(runs),
         *scenario_sections(runs),
         *latency_sections(runs),
         *soak_sections(runs),

@@ -19,6 +19,7 @@ from djbench.results.model import (
     Notice,
     PairResult,
     PlanRecord,
+    Sweep,
     Timeline,
     WsIdle,
 )
@@ -57,7 +58,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{p['driver']} driver, open loop): the offered rate was not held; give more "
         "connections, or the driver more CPU"
     ),
-    "capacity_http_only": lambda p: "--capacity searches HTTP scenarios only",
+    "search_http_only": lambda p: "--capacity and --sweep load HTTP scenarios only",
     "hung": lambda p: (
         f"{p['count']} request(s) had no answer by the window's close + 2 s (the "
         f"{p['driver']} driver): counted as errors, their age as a latency (a lower bound)"
@@ -198,7 +199,7 @@ def growth_text(growth: Growth, window_s: float) -> str:
     if growth.verdict == "flat" and limit is not None and (low > 0 or high < 0):
         what = f"a trend within +/-{limit:g} MiB/h (the --soak-threshold), not called growth"
     text = f"{what}: {growth.mb_per_hour:+,.1f} MiB/h (95% {low:+,.1f} to {high:+,.1f})"
-    if window_s < SOAK_TREND_MIN_S:
+    if window_s < SOAK_TREND_MIN_S - 1:  # a 10-minute soak measures 599.99 s
         text += (
             f"; extrapolated from {window_s:,.0f} s: below {SOAK_TREND_MIN_S // 60} minutes "
             "a warming cache reads as growth"
@@ -335,6 +336,7 @@ def budget_text(plan: PlanRecord) -> str:
 CAPACITY_STOPS = {
     "ceiling": "it passed at the search's rate ceiling: capacity is at least that",
     "driver_busy": "the load driver saturated before the server did: no capacity claimed",
+    "driver_failed": "the load driver failed: no capacity claimed (its log says why)",
     "never_passed": "no rate passed, down to 1 req/s",
     "budget": "the budget ran out before the search ended",
     "unconfirmed": "the confirmation windows failed at every rate tried",
@@ -355,6 +357,10 @@ def capacity_text(found: Capacity) -> str:
         why = CAPACITY_STOPS.get(found.stopped or "", found.stopped or "no rate passed")
         passed = [s.offered for s in found.steps if s.passed]
         floor = f"; {max(passed):,.0f} req/s passed in the search" if passed else ""
+        failed = [s for s in found.steps if not s.passed and s.why]
+        if failed and not passed:  # what the lowest rate tried ran into
+            last = failed[-1]
+            floor = f" (at {last.offered:,.1f} req/s: {CAPACITY_WHY.get(last.why or '', last.why)})"
         return f"no capacity at p99 <= {found.slo_p99_ms:g} ms: {why}{floor}"
     text = (
         f"{found.rps:,.0f} req/s at p99 <= {found.slo_p99_ms:g} ms "
@@ -372,3 +378,33 @@ def capacity_text(found: Capacity) -> str:
     if found.stopped == "ceiling":
         text += f"; {CAPACITY_STOPS['ceiling']}"
     return text + ")"
+
+
+SWEEP_STOPS = {
+    "flat": "req/s stopped rising",
+    "invalid": "a step failed (errors above the limit)",
+    "max": "the largest concurrency was reached",
+    "budget": "the budget ran out",
+}
+
+
+def sweep_text(found: Sweep) -> str:
+    """A sweep in words: the knee, where it stopped, and how well Little's law held."""
+    if found.knee is None:
+        return "no valid step"
+    gaps = [
+        abs(s.in_flight / s.littles_in_flight - 1)
+        for s in found.steps
+        if s.in_flight and s.littles_in_flight
+    ]
+    littles = (
+        f"; Little's law within {max(gaps):.0%} at every step (in flight measured vs "
+        "req/s x mean latency)"
+        if gaps
+        else ""
+    )
+    stop = SWEEP_STOPS.get(found.stopped or "", found.stopped or "")
+    return (
+        f"knee at {found.knee} connections ({found.max_rps or 0:,.0f} req/s at best); "
+        f"stopped: {stop}{littles}"
+    )

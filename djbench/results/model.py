@@ -202,6 +202,12 @@ class Trial(Model):
     """One timed window: one sample of every figure."""
 
     round: int
+    position: int | None = Field(
+        default=None,
+        description="its place in the server's lifetime this round (0: first after start): "
+        "the scenarios run in a shuffled order each round, so what one leaves in memory "
+        "spreads over the others instead of always landing on the same one",
+    )
     valid: bool
     invalid: Notice | None = None
     requests: int
@@ -339,12 +345,43 @@ class Capacity(Model):
         default=None, description="the window a resolution above the capacity failed"
     )
     stopped: str | None = Field(
-        default=None, description="ceiling, driver_busy, never_passed, budget, unconfirmed"
+        default=None,
+        description="ceiling, driver_busy, driver_failed, never_passed, budget, unconfirmed",
     )
     server_cpus: int = Field(default=1, description="CPUs the server was pinned to")
     per_core: float | None = Field(default=None, description="capacity / server CPUs")
     per_100mib: float | None = Field(default=None, description="capacity per 100 MiB PSS")
     steps: list[CapacityStep] = Field(default_factory=list)
+
+
+class SweepStep(Model):
+    """One closed-loop window of a concurrency sweep (djbench.results.sweep)."""
+
+    concurrency: int
+    rps: float
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    mean_ms: float | None = None
+    in_flight: float | None = Field(default=None, description="measured by the driver")
+    littles_in_flight: float | None = Field(
+        default=None, description="req/s x mean latency: Little's law's in-flight"
+    )
+    error_rate: float = 0.0
+    valid: bool = True
+    pss_peak_mb: float | None = None
+    server_cpu_percent: float | None = None
+
+
+class Sweep(Model):
+    """Throughput against concurrency, doubling until it stops rising, and its knee."""
+
+    rise: float = Field(description="a doubling raising req/s by less than this: no rise")
+    knee: int | None = Field(
+        default=None, description="the smallest concurrency within 95% of the best req/s"
+    )
+    max_rps: float | None = None
+    stopped: str | None = Field(default=None, description="flat, invalid, max or budget")
+    steps: list[SweepStep] = Field(default_factory=list)
 
 
 class PairResult(Model):
@@ -384,6 +421,7 @@ class PairResult(Model):
     proxy_memory_mb: ProxyMemory | None = None
     ws_idle: WsIdle | None = None
     capacity: Capacity | None = Field(default=None, description="--capacity: the search")
+    sweep: Sweep | None = Field(default=None, description="--sweep: req/s against concurrency")
     log_tail: str | None = None
 
     @property

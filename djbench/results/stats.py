@@ -144,8 +144,8 @@ def trend(
     return {
         **base,
         "effective_n": round(n_eff, 1),  # the readings' worth in independent ones
-        "per_hour": round(per_hour, 3),
-        "ci95": (round(low, 3), round(high, 3)),
+        "per_hour": round(float(per_hour), 3),
+        "ci95": (round(float(low), 3), round(float(high), 3)),
         "verdict": verdict,
         "threshold": threshold,
         "lag1": round(r, 3),

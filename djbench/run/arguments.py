@@ -67,6 +67,13 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         "--slo-p99, errors within --max-error-rate and 99%% completed; the whole command "
         "within --budget (default 15m)",
     )
+    a(
+        "--sweep",
+        action="store_true",
+        help="for every pair, closed-loop req/s against concurrency, doubling from 1 until "
+        "it stops rising: the knee, with Little's law checked per step (within --budget, "
+        "default 15m)",
+    )
     a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
     a(
         "--soak",

@@ -46,12 +46,13 @@ from djbench.reports.console import (
     print_results,
     print_skipped,
     print_soak,
+    print_sweep,
     print_tuning,
 )
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import budget, capacity, resume, services, sessions, tune, variants
+from djbench.run import budget, capacity, resume, services, sessions, sweep, tune, variants
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -344,6 +345,10 @@ def execute(
         capacity.run(
             selection.project, plan, recorder, run_dir, progress, opts.slo_p99 or 0.0, deadline
         )
+    elif opts.sweep:
+        sweep.run(
+            selection.project, plan, recorder, run_dir, progress, started + (opts.budget or 0)
+        )
     elif opts.budget is not None and until_round is None:
         added, still = budget.spend(
             selection.project, plan, recorder, run_dir, progress, started + opts.budget
@@ -352,6 +357,17 @@ def execute(
         record.budget_s, record.rounds_added, record.still_open = opts.budget, added, still
     else:
         run_benchmark(selection.project, plan, recorder, run_dir, progress, until_round)
+
+
+def _what_the_budget_buys(opts: RunOptions, until_round: int | None) -> str:
+    if opts.budget is None or until_round is not None:
+        return ""
+    minutes = f"budget {opts.budget / 60:g} min"
+    if opts.capacity:
+        return f"; capacity at p99 <= {opts.slo_p99:g} ms, {minutes}"
+    if opts.sweep:
+        return f"; concurrency doubling from 1 until req/s stops rising, {minutes}"
+    return f"; {minutes} (then rounds for rankings still open)"
 
 
 def list_all(console: Console, opts: RunOptions) -> None:
@@ -507,21 +523,21 @@ def benchmark(
         escape(
             f"Run {run_id}: {len(plan.deployments)} deployment(s) x {len(chosen)} scenario(s) x "
             f"{len(plan.concurrency)} concurrency level(s) x "
-            + ("a trial per halving round" if opts.tune else f"{plan.trials} trial(s)")
+            + (
+                "a trial per halving round"
+                if opts.tune
+                else "a search per pair"
+                if opts.capacity or opts.sweep
+                else f"{plan.trials} trial(s)"
+            )
             + f"; driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
             f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
             f"{list(selection.driver_cpus) or 'unpinned'}"
-            + (
-                f"; capacity at p99 <= {opts.slo_p99:g} ms, budget {(opts.budget or 0) / 60:g} min"
-                if opts.capacity
-                else f"; budget {opts.budget / 60:g} min (then rounds for rankings still open)"
-                if opts.budget is not None and until_round is None
-                else ""
-            )
+            + _what_the_budget_buys(opts, until_round)
         )
     )
     total = plan.total_trials()
-    if opts.capacity:  # one tick a pair: how many windows a search takes is not known
+    if opts.capacity or opts.sweep:  # one tick a pair: a search's windows are not known
         total = len(plan.deployments) * len(plan.scenarios)
     if opts.tune:
         cpus = max(1, len(selection.server_cpus))
@@ -542,7 +558,8 @@ def benchmark(
             progress_bar(console, total) as progress,
         ):
             execute(selection, opts, plan, recorder, run_dir, progress, until_round, started)
-            if opts.budget is not None and until_round is None and not opts.capacity:
+            searched = opts.capacity or opts.sweep
+            if opts.budget is not None and until_round is None and not searched:
                 console.print(escape(budget_text(document.plan)))
     except SaveFailed as exc:
         raise CommandError(
@@ -575,6 +592,7 @@ def benchmark(
     recorder.save()
     print_results(console, document)
     print_capacity(console, document)
+    print_sweep(console, document)
     print_tuning(console, document)
     print_soak(console, document)
     print_hops(console, document)

@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import time
 from pathlib import Path
 from typing import Literal
 
-from djbench.launch.live import Deployment, LiveServer, deploy
-from djbench.launch.process import ServerError
-from djbench.measure.trial import run_trial
-from djbench.measure.verify import verify
+from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results import capacity
 from djbench.results.analysis import summarise
-from djbench.results.model import Capacity, CapacityStep, Notice, Trial
-from djbench.run.runner import Plan, Progress, Recorder, server_failed
+from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
+from djbench.run.perpair import one_window, run_each_pair
+from djbench.run.runner import Plan, Progress, Recorder
 
 
 def run(
@@ -39,52 +36,15 @@ def run(
 ) -> None:
     """Every deployment in turn (none started past the deadline), every scenario searched."""
     recorder.document.plan.capacity_slo_ms = slo_ms
-    for deployment in plan.deployments:
-        if time.monotonic() >= deadline:
-            progress.say(f"the budget is spent: {deployment.label} not searched")
-            continue
-        try:
-            _deployment(project, plan, recorder, deployment, run_dir, progress, slo_ms, deadline)
-        except ServerError as exc:
-            for scenario in plan.scenarios:
-                entry = recorder.entry(deployment, scenario, None)
-                entry.status, entry.reason = "failed", server_failed(str(exc))
-                entry.log_tail = str(exc)
-            progress.say(f"{deployment.label} failed: {exc}")
-        recorder.save()
 
+    def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
+        found, trials = _search(plan, live, scenario, run_dir, progress, slo_ms, deadline)
+        found.server_cpus = max(1, len(live.deployment.cpus))
+        entry.capacity, entry.trials = _per_resources(found, trials), trials
+        summarise(entry, [])
+        progress.say(f"{live.deployment.label} {scenario.name}: {_said(found)}")
 
-def _deployment(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    deployment: Deployment,
-    run_dir: Path,
-    progress: Progress,
-    slo_ms: float,
-    deadline: float,
-) -> None:
-    with deploy(project, deployment, run_dir, plan.health_path) as live:
-        verdicts = verify(live.target(), plan.scenarios)
-        for scenario in plan.scenarios:
-            entry = recorder.entry(deployment, scenario, None)
-            verdict = verdicts[scenario.name]
-            entry.verify, entry.command = verdict.record(), live.commands
-            entry.threads, entry.driver = live.threads, plan.driver.name
-            if verdict.status != "ok":
-                entry.status, entry.reason = verdict.status, verdict.reason
-                continue
-            if scenario.kind != "http":
-                entry.status = "incompatible"
-                entry.reason = Notice(code="capacity_http_only", params={})
-                continue
-            found, trials = _search(plan, live, scenario, run_dir, progress, slo_ms, deadline)
-            found.server_cpus = max(1, len(deployment.cpus))
-            entry.capacity, entry.trials = _per_resources(found, trials), trials
-            summarise(entry, [])
-            progress.say(f"{deployment.label} {scenario.name}: {_said(found)}")
-            progress.advance(1, "")
-            recorder.save()
+    run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
 
 
 def _search(
@@ -104,9 +64,7 @@ def _search(
         connections = capacity.connections_for(rate, slo_ms)
         settings = dataclasses.replace(plan.settings, rate=rate)
         progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
-        trial = run_trial(
-            plan.driver, live, scenario, connections, settings, run_dir / "logs", len(kept)
-        )
+        trial = one_window(plan, live, scenario, connections, settings, run_dir)
         if phase == "confirm":
             kept.append((rate, trial))
         return capacity.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)

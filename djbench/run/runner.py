@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError
@@ -251,7 +251,7 @@ def run_benchmark(
     """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
     loaded, stopped. `stop_at` (time.monotonic()): no deployment starts after it."""
     log_dir = run_dir / "logs"
-    gates: dict[str, dict[str, Verdict]] = {}
+    gates = known_gates(plan, recorder)
     dead: set[str] = set()
     per_round = len(plan.scenarios) * len(plan.concurrency)
     for index, order in enumerate(plan.rounds()):
@@ -287,6 +287,27 @@ def run_benchmark(
             progress.advance(per_round - ran, "")
 
 
+def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, Verdict]]:
+    """The gate verdicts this run already holds (an earlier plan of the same run: --budget
+    rounds, tuning's halving rounds, a resumed matrix round): a deployment every scenario
+    of which was verified is not started again just to verify it."""
+    found: dict[str, dict[str, Verdict]] = {}
+    for deployment in plan.deployments:
+        verdicts = {}
+        for scenario in plan.scenarios:
+            entry = recorder.entries.get(
+                entry_key(deployment.label, scenario.name, plan.concurrency[0])
+            )
+            if entry is None or entry.verify is None:
+                break
+            verdicts[scenario.name] = Verdict(
+                entry.verify.status, entry.verify.reason, entry.verify.shape
+            )
+        else:
+            found[deployment.label] = verdicts
+    return found
+
+
 def _say_as(progress: Progress, label: str) -> Callable[[str], None]:
     """A soak's progress lines go into the progress bar's description."""
     return lambda message: progress.advance(0, f"{label}: {message}")
@@ -302,6 +323,21 @@ def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reas
     recorder.save()
 
 
+T = TypeVar("T")
+
+
+def scenario_order(seed: int, round_index: int, label: str, items: list[T]) -> list[T]:
+    """A deployment's scenarios in this round's order: one seeded shuffle per deployment,
+    rotated by one place each round, so that over k rounds each of k scenarios runs at
+    each position once (counterbalanced; an independent shuffle per round left
+    gunicorn-sync's two scenarios in the same order six rounds running). The same on
+    --resume."""
+    ordered = list(items)
+    random.Random(f"{seed}:{label}").shuffle(ordered)
+    turn = round_index % len(ordered) if ordered else 0
+    return ordered[turn:] + ordered[:turn]
+
+
 def _pending(
     plan: Plan,
     recorder: Recorder,
@@ -309,14 +345,37 @@ def _pending(
     round_index: int,
     gates: dict[str, dict[str, Verdict]],
 ) -> list[tuple[Scenario, int]]:
+    """What this deployment still has to run this round, in a counterbalanced order
+    (`scenario_order`), because a server runs its scenarios in one lifetime and what one
+    leaves in memory lands on the next (a page keeping 50 MiB raised the next scenario's
+    PSS peak by 50-51 MiB under gunicorn-sync and Uvicorn)."""
     allowed = {s.name for s in plan.scenarios}
     if deployment.label in gates:
         allowed = {n for n, v in gates[deployment.label].items() if v.status == "ok"}
+    items = scenario_order(plan.seed, round_index, deployment.label, plan.items(allowed))
     return [
         (s, c)
-        for s, c in plan.items(allowed)
+        for s, c in items
         if not recorder.done(entry_key(deployment.label, s.name, c), round_index)
     ]
+
+
+def _gate_alone(
+    project: Project, plan: Plan, recorder: Recorder, deployment: Deployment, run_dir: Path
+) -> dict[str, Verdict]:
+    """Start the deployment, verify every scenario, stop it; each pair's verdict recorded.
+    A server that cannot start raises ServerError, as in a timed lifetime."""
+    gate = run_gate(project, deployment, plan.scenarios, run_dir, plan.health_path)
+    if gate.error:
+        raise ServerError(gate.error)
+    for scenario in plan.scenarios:
+        for c in plan.concurrency:
+            entry = recorder.entry(deployment, scenario, c)
+            verdict = gate.verdicts[scenario.name]
+            entry.verify, entry.command = verdict.record(), gate.commands
+            if verdict.status != "ok":
+                entry.status, entry.reason = verdict.status, verdict.reason
+    return gate.verdicts
 
 
 def _run_deployment(
@@ -331,6 +390,14 @@ def _run_deployment(
     run_dir: Path,
     progress: Progress,
 ) -> None:
+    if deployment.label not in gates:
+        # The verify gate gets a server lifetime of its own: it calls every scenario
+        # once, which would otherwise leave its memory and warm caches for round 1's
+        # trials only (a scenario keeping 50 MiB showed on every scenario after it).
+        gates[deployment.label] = _gate_alone(project, plan, recorder, deployment, run_dir)
+        pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
+        if not pending:
+            return  # nothing passed the gate: no timed lifetime to start
     with deploy(project, deployment, run_dir, plan.health_path) as live:
         record = DeploymentRound(
             deployment=deployment.label,
@@ -342,21 +409,9 @@ def _run_deployment(
         )
         if live.proxy is not None:
             record.proxy_idle = settle(live.proxy, seconds=0.2)
-        if deployment.label not in gates:
-            verdicts = verify(live.target(), plan.scenarios)
-            gates[deployment.label] = verdicts
-            for scenario in plan.scenarios:
-                for c in plan.concurrency:
-                    entry = recorder.entry(deployment, scenario, c)
-                    verdict = verdicts[scenario.name]
-                    entry.verify = verdict.record()
-                    entry.command = live.commands
-                    entry.threads = live.threads
-                    if verdict.status != "ok":
-                        entry.status, entry.reason = verdict.status, verdict.reason
-            pending = [(s, c) for s, c in pending if verdicts[s.name].status == "ok"]
-        for scenario, concurrency in pending:
+        for position, (scenario, concurrency) in enumerate(pending):
             entry = recorder.entry(deployment, scenario, concurrency)
+            entry.command, entry.threads = live.commands, live.threads
             label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
             progress.advance(0, label)
             try:
@@ -386,6 +441,7 @@ def _run_deployment(
                     f"(exit code {code}); last lines of {live.server.log_path}:\n"
                     f"{live.server.log_tail()}"
                 )
+            trial.position = position
             entry.trials.append(trial)
             entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
             summarise(entry, [*recorder.rounds_of(deployment), record])

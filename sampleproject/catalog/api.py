@@ -16,6 +16,7 @@ template            GET  /fortunes                       1
 POST JSON           POST /reviews                        2 (1 for an unknown movie: 404;
                                                             0 for an invalid body: 422)
 slow I/O            GET  /sleep?ms=N                     0
+memory left behind  GET  /ballast?mb=N                   0 (N MiB kept by the process)
 ==================  ===================================  =======
 """
 
@@ -33,8 +34,10 @@ from ninja import NinjaAPI, Query, Router, Status
 from sampleproject.catalog import health
 from sampleproject.catalog.models import Fortune, Member, Movie, Review, World
 from sampleproject.catalog.schemas import (
+    MAX_BALLAST_MB,
     MAX_SLEEP_MS,
     PAGE_SIZE,
+    BallastOut,
     ErrorOut,
     HealthOut,
     MemberOut,
@@ -52,6 +55,19 @@ sync = Router(tags=["sync"])
 aio = Router(tags=["async"])
 
 EXTRA_FORTUNE = "Additional fortune added at request time."
+# /ballast: memory a page leaves behind in the process that served it (a cache warmed on
+# first use), so that the effect of one scenario on the next one's memory can be
+# measured (djbench issue 22 item 4, loadtests/order_effect.py). Kept for the process's
+# life; allocated once per size.
+BALLAST: dict[int, bytearray] = {}
+
+
+def _ballast(mb: int) -> dict[str, int]:
+    if mb not in BALLAST:
+        block = bytearray(mb * 1024 * 1024)
+        block[::4096] = b"\x01" * len(block[::4096])  # touched: resident, so in PSS
+        BALLAST[mb] = block
+    return {"held_mb": sum(len(b) for b in BALLAST.values()) // (1024 * 1024)}
 
 
 def _page_bounds(page: int) -> tuple[int, int]:
@@ -136,6 +152,13 @@ def sleep_sync(request: HttpRequest, ms: int = Query(0, ge=0, le=MAX_SLEEP_MS)) 
     return {"slept_ms": ms}
 
 
+@sync.get("/ballast", response=BallastOut)
+def ballast_sync(
+    request: HttpRequest, mb: int = Query(50, ge=1, le=MAX_BALLAST_MB)
+) -> dict[str, int]:
+    return _ballast(mb)
+
+
 # --- async ------------------------------------------------------------------------
 
 
@@ -194,6 +217,13 @@ async def sleep_async(
 ) -> dict[str, int]:
     await asyncio.sleep(ms / 1000)  # yields the event loop
     return {"slept_ms": ms}
+
+
+@aio.get("/ballast", response=BallastOut)
+async def ballast_async(
+    request: HttpRequest, mb: int = Query(50, ge=1, le=MAX_BALLAST_MB)
+) -> dict[str, int]:
+    return _ballast(mb)
 
 
 api.add_router("/sync/", sync)

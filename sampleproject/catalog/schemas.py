@@ -10,6 +10,7 @@ from pydantic import Field
 PAGE_SIZE = 20
 MAX_QUERIES = 500
 MAX_SLEEP_MS = 1000
+MAX_BALLAST_MB = 256
 
 
 class HealthOut(Schema):
@@ -61,6 +62,10 @@ class ReviewOut(Schema):
 
 class SleepOut(Schema):
     slept_ms: int
+
+
+class BallastOut(Schema):
+    held_mb: int
 
 
 class ErrorOut(Schema):

@@ -183,12 +183,15 @@ class Tally:
     tokens: int = 0
     hung: int = 0  # no answer by the window's close + AFTER_GRACE_S (also in errors)
 
-    def count_hung(self, now: int) -> None:
-        """Requests sent (closed loop) or due (open loop) by the window's close and still
-        unanswered now: errors of the window, their age recorded as a latency."""
-        closed = self.window.closed
+    def count_hung(self, now: int, by_due: bool) -> None:
+        """Requests still unanswered now that were in flight during the window (closed
+        loop: sent by its close) or, open loop, due in it: errors of the window, their age
+        recorded as a latency. (Open loop, one due in the warm-up is the warm-up's.)"""
+        opened, closed = self.window.opened, self.window.closed
         for started in self.inflight.values():
             if closed is None or started > closed:
+                continue
+            if by_due and (opened is None or started < opened):
                 continue
             self.hung += 1
             self.errors["timeout"] += 1
@@ -474,7 +477,7 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
         await stop_series(timeline, tally, now)
     stopping = True
     _, pending = await asyncio.wait(tasks, timeout=AFTER_GRACE_S)
-    tally.count_hung(time.perf_counter_ns())
+    tally.count_hung(time.perf_counter_ns(), by_due=False)
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
@@ -541,8 +544,8 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
     opener = asyncio.ensure_future(windows())
     workers = [asyncio.ensure_future(worker(i)) for i in range(args.connections)]
     await opener
-    await asyncio.wait(workers, timeout=max(0.0, AFTER_GRACE_S))
-    tally.count_hung(time.perf_counter_ns())
+    await asyncio.wait(workers, timeout=AFTER_GRACE_S)
+    tally.count_hung(time.perf_counter_ns(), by_due=True)
     for task in workers:
         task.cancel()
     await asyncio.gather(*workers, return_exceptions=True)
