@@ -8,7 +8,12 @@ with `hang_every=N`, every Nth request is never answered (tests/test_hung.py); w
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import threading
+from typing import Any
+
+from djbench.measure.drivers import DRIVERS, LoadResult, LoadSpec
 
 DELAY = 0.2
 
@@ -87,3 +92,18 @@ class SlowServer:
     def __exit__(self, *exc: object) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
+
+
+def builtin_load(port: int, connections: int, duration: float, **more: Any) -> LoadResult:
+    """One window of the builtin driver against this loopback server, run as runbench
+    runs it (its own process, from a LoadSpec)."""
+    spec = LoadSpec(
+        host="127.0.0.1", port=port, method="GET", path="/", body=None, content_type=None,
+        connections=connections, duration=duration, **more,
+    )  # fmt: skip
+    driver = DRIVERS["builtin"]
+    out = subprocess.run(
+        driver.argv(spec), env={**os.environ, **driver.env(spec)},
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return driver.parse(out.stdout)

@@ -5,8 +5,6 @@ limit and the budget."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from io import StringIO
@@ -18,11 +16,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.reports.words import capacity_text
 from djbench.results import capacity, store
 from djbench.results.model import Capacity, CapacityStep
-from tests.slowserver import SlowServer
+from tests.slowserver import SlowServer, builtin_load
 
 WORKERS, SERVICE_S, SLO_MS = 2, 0.02, 100.0
 KNOWN = WORKERS / SERVICE_S  # req/s
@@ -37,16 +34,7 @@ def limited() -> Iterator[SlowServer]:
 def window(port: int, rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
     """One open-loop window of the builtin driver, judged as runbench judges a step."""
     connections = capacity.connections_for(rate, SLO_MS)
-    spec = LoadSpec(
-        host="127.0.0.1", port=port, method="GET", path="/", body=None, content_type=None,
-        connections=connections, duration=1.5, rate=rate, warmup=0.5, timeout=1.5,
-    )  # fmt: skip
-    driver = DRIVERS["builtin"]
-    out = subprocess.run(
-        driver.argv(spec), env={**os.environ, **driver.env(spec)},
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    result = driver.parse(out.stdout)
+    result = builtin_load(port, connections, 1.5, rate=rate, warmup=0.5, timeout=1.5)
     errors = sum(result.errors.values())
     due = result.requests + errors
     achieved = result.requests / result.duration_s

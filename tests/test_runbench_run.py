@@ -114,7 +114,7 @@ def test_end_to_end_wsgi_and_asgi(driver: str, live_database: str, tmp_path: Pat
     for record in document["deployment_rounds"]:
         assert 0 < record["startup_seconds"] < 60
         assert record["idle"]["pss"] > 0 and record["after"]["pss"] > 0
-    assert "health-sync" in out and "req/s per 100 MB" in out
+    assert "health-sync" in out and "req/s per 100 MiB" in out
     assert f"Results: {tmp_path}" in out
 
 

@@ -3,8 +3,6 @@ Little's law per step; against a loopback server of known capacity and end to en
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from io import StringIO
@@ -14,11 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.reports.words import sweep_text
 from djbench.results import store, sweep
 from djbench.results.model import SweepStep
-from tests.slowserver import SlowServer
+from tests.slowserver import SlowServer, builtin_load
 
 WORKERS, SERVICE_S = 2, 0.02  # at most 100 req/s, reached at 2 connections
 
@@ -30,16 +27,7 @@ def limited() -> Iterator[SlowServer]:
 
 
 def window(port: int, concurrency: int) -> SweepStep:
-    spec = LoadSpec(
-        host="127.0.0.1", port=port, method="GET", path="/", body=None, content_type=None,
-        connections=concurrency, duration=1.0, warmup=0.3,
-    )  # fmt: skip
-    driver = DRIVERS["builtin"]
-    out = subprocess.run(
-        driver.argv(spec), env={**os.environ, **driver.env(spec)},
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    result = driver.parse(out.stdout)
+    result = builtin_load(port, concurrency, 1.0, warmup=0.3)
     rps = result.requests / result.duration_s
     mean = result.latency_ms["mean"]
     return SweepStep(
