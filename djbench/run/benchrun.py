@@ -519,38 +519,7 @@ def benchmark(
     ]
     recorder = Recorder(path, document)
     recorder.save()
-    console.print(
-        escape(
-            f"Run {run_id}: {len(plan.deployments)} deployment(s) x {len(chosen)} scenario(s) x "
-            f"{len(plan.concurrency)} concurrency level(s) x "
-            + (
-                "a trial per halving round"
-                if opts.tune
-                else "a search per pair"
-                if opts.capacity or opts.sweep
-                else f"{plan.trials} trial(s)"
-            )
-            + f"; driver {driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
-            f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
-            f"{list(selection.driver_cpus) or 'unpinned'}"
-            + _what_the_budget_buys(opts, until_round)
-        )
-    )
-    total = plan.total_trials()
-    if opts.capacity or opts.sweep:  # one tick a pair: a search's windows are not known
-        total = len(plan.deployments) * len(plan.scenarios)
-    if opts.tune:
-        cpus = max(1, len(selection.server_cpus))
-        count = sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
-        total = 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
-        console.print(
-            escape(
-                f"Tuning: {count} candidate configuration(s) over {len(plan.deployments)} "
-                f"server(s), objective {opts.objective}"
-                + (f" with p99 <= {opts.slo_p99:g} ms" if opts.slo_p99 else "")
-                + f", budget {opts.tune_budget:.0f} s"
-            )
-        )
+    total = announce(console, opts, selection, plan, run_id, len(chosen), until_round)
     try:
         with (
             terminate_on_signals(),
@@ -587,6 +556,58 @@ def benchmark(
             )
         )
         return None
+    return finish(console, document, recorder, path, run_dir)
+
+
+def announce(
+    console: Console,
+    opts: RunOptions,
+    selection: Selection,
+    plan: Plan,
+    run_id: str,
+    scenarios: int,
+    until_round: int | None,
+) -> int:
+    """The run's plan in one line (and tuning's); the progress bar's total."""
+    console.print(
+        escape(
+            f"Run {run_id}: {len(plan.deployments)} deployment(s) x {scenarios} scenario(s) x "
+            f"{len(plan.concurrency)} concurrency level(s) x "
+            + (
+                "a trial per halving round"
+                if opts.tune
+                else "a search per pair"
+                if opts.capacity or opts.sweep
+                else f"{plan.trials} trial(s)"
+            )
+            + f"; driver {plan.driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
+            f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
+            f"{list(selection.driver_cpus) or 'unpinned'}"
+            + _what_the_budget_buys(opts, until_round)
+        )
+    )
+    total = plan.total_trials()
+    if opts.capacity or opts.sweep:  # one tick a pair: a search's windows are not known
+        total = len(plan.deployments) * len(plan.scenarios)
+    if opts.tune:
+        cpus = max(1, len(selection.server_cpus))
+        count = sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
+        total = 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
+        console.print(
+            escape(
+                f"Tuning: {count} candidate configuration(s) over {len(plan.deployments)} "
+                f"server(s), objective {opts.objective}"
+                + (f" with p99 <= {opts.slo_p99:g} ms" if opts.slo_p99 else "")
+                + f", budget {opts.tune_budget:.0f} s"
+            )
+        )
+    return total
+
+
+def finish(
+    console: Console, document: RunDocument, recorder: Recorder, path: Path, run_dir: Path
+) -> str | None:
+    """The run complete: saved, every table printed; what failed, in one sentence."""
     document.status = "complete"
     document.finished = store.now()
     recorder.save()
