@@ -269,7 +269,13 @@ def print_results(console: Console, document: RunDocument) -> None:
             "PSS peak MiB (max of trials)",
             "req/s per 100 MiB (median peak)",
         ):
-            table.add_column(column, justify="left" if column in ("server", "proxy") else "right")
+            # The server's label (variant included) is never broken across lines: the
+            # figures' columns wrap their headers instead on a narrow terminal.
+            table.add_column(
+                column,
+                justify="left" if column in ("server", "proxy") else "right",
+                no_wrap=column == "server",
+            )
         for e in ranked:
             s, m = e.summary, e.memory_mb
             table.add_row(
