@@ -48,3 +48,13 @@ def live_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DATABASE_URL", url)
         yield url
+
+
+@pytest.fixture
+def one_pass() -> None:
+    """For live tests that never touch the database: run in the SQLite pass of `make
+    test` only (the PostgreSQL pass would repeat them for nothing)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")

@@ -26,7 +26,7 @@ KNOWN = WORKERS / SERVICE_S  # req/s
 
 
 @pytest.fixture
-def limited() -> Iterator[SlowServer]:
+def limited(one_pass: None) -> Iterator[SlowServer]:
     with SlowServer(delay=SERVICE_S, workers=WORKERS) as server:
         yield server
 
@@ -62,7 +62,10 @@ def test_the_search_finds_a_known_capacity_and_fails_above_it(limited: SlowServe
     low, high = found.bracket
     assert (high - low) / low <= capacity.RESOLUTION
     assert found.confirmed == found.confirm_trials == capacity.CONFIRM_TRIALS
-    assert found.above_failed is True
+    # The search's failing rate is run again; right at the capacity (D/D/2 at exactly
+    # 100 req/s) it may pass or fail, so that re-run is only recorded; 20% above, never.
+    assert found.above_failed is not None
+    assert not window(limited.port, 1.2 * KNOWN, "above").passed
     # The curve: every search step well under the capacity passed, well over it failed.
     for step in found.steps:
         if step.offered <= 0.8 * KNOWN:
@@ -114,10 +117,10 @@ def test_runbench_capacity_end_to_end(live_database: str, tmp_path: Path) -> Non
     started = time.monotonic()
     call_command(
         "runbench", "--capacity", "--servers", "gunicorn-sync", "--scenarios", "health-sync",
-        "--duration", "0.6", "--warmup", "0.3", "--ws-idle", "0", "--budget", "60s",
+        "--duration", "0.6", "--warmup", "0.3", "--ws-idle", "0", "--budget", "30s",
         "--no-setup", "--output", str(tmp_path), stdout=out,
     )  # fmt: skip
-    assert time.monotonic() - started < 60 + 30  # no window starts past the budget
+    assert time.monotonic() - started < 30 + 30  # no window starts past the budget
     [path] = tmp_path.glob("*.json")
     document = store.load(path)
     [entry] = document.results

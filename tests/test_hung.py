@@ -22,7 +22,7 @@ EVERY = 50  # one request in EVERY is never answered
 
 
 @pytest.fixture
-def hanging() -> Iterator[SlowServer]:
+def hanging(one_pass: None) -> Iterator[SlowServer]:
     with SlowServer(delay=0.0, hang_every=EVERY) as server:
         yield server
 

@@ -50,12 +50,12 @@ def peak_with(tmp_path: Path, middle: float | None) -> tuple[float, float]:
     return samples[0].pss / 2**20, memory.pss_peak
 
 
-def test_the_peak_is_read_while_the_load_runs(tmp_path: Path) -> None:
+def test_the_peak_is_read_while_the_load_runs(tmp_path: Path, one_pass: None) -> None:
     opening, peak = peak_with(tmp_path, middle=1.1)
     assert peak - opening > 50  # the middle reading saw the 64 MiB
 
 
-def test_edges_alone_miss_what_the_load_held(tmp_path: Path) -> None:
+def test_edges_alone_miss_what_the_load_held(tmp_path: Path, one_pass: None) -> None:
     opening, peak = peak_with(tmp_path, middle=None)
     assert peak - opening < 10  # what runbench reported before: the edges only
 

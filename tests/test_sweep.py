@@ -21,7 +21,7 @@ WORKERS, SERVICE_S = 2, 0.02  # at most 100 req/s, reached at 2 connections
 
 
 @pytest.fixture
-def limited() -> Iterator[SlowServer]:
+def limited(one_pass: None) -> Iterator[SlowServer]:
     with SlowServer(delay=SERVICE_S, workers=WORKERS) as server:
         yield server
 
