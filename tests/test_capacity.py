@@ -137,10 +137,72 @@ def test_runbench_capacity_end_to_end(live_database: str, tmp_path: Path) -> Non
 
 
 def test_capacity_refuses_what_it_would_ignore() -> None:
-    with pytest.raises(CommandError, match="leave out --tune"):
-        call_command("runbench", "--capacity", "--tune", stdout=StringIO())
+    with pytest.raises(CommandError, match="leave out --soak"):
+        call_command("runbench", "--capacity", "--soak", "10m", stdout=StringIO())
     with pytest.raises(CommandError, match="the builtin one"):
         call_command("runbench", "--capacity", "--driver", "wrk", stdout=StringIO())
+    with pytest.raises(CommandError, match="tunes by capacity"):
+        call_command("runbench", "--capacity", "--tune", "--objective", "rps", stdout=StringIO())
+    with pytest.raises(CommandError, match="--objective goes with --tune"):
+        call_command("runbench", "--objective", "capacity", stdout=StringIO())
+    with pytest.raises(CommandError, match="valid: rps, rps-per-100mb, capacity"):
+        call_command("runbench", "--tune", "--objective", "fast", stdout=StringIO())
+    with pytest.raises(CommandError, match="the builtin one"):
+        call_command(
+            "runbench", "--tune", "--objective", "capacity", "--driver", "wrk",
+            stdout=StringIO(),
+        )  # fmt: skip
+
+
+def test_a_screening_search_is_a_coarse_bracket_never_a_capacity(limited: SlowServer) -> None:
+    """--tune --objective capacity screens each candidate: bracket to 25%, no confirmation
+    windows, no rate claimed; the full search is left to the finalists."""
+    found = capacity.search(
+        lambda rate, phase: window(limited.port, rate, phase),
+        SLO_MS, 0.01, time.monotonic() + 120, resolution=0.25, confirm=False,
+    )  # fmt: skip
+    assert found.rps is None and found.screening and found.bracket is not None
+    assert all(s.phase == "search" for s in found.steps)
+    low, high = found.bracket
+    assert (high - low) / low <= 0.25 and low <= KNOWN * 1.05 and high >= 0.75 * KNOWN
+    assert "not a capacity" in capacity_text(found)
+
+
+@pytest.mark.servers
+def test_tuning_by_capacity_screens_then_confirms_the_finalists(
+    live_database: str, tmp_path: Path
+) -> None:
+    """`--tune --objective capacity` end to end on one server's two layouts: both screened,
+    both finalists, the best the one with the higher confirmed capacity, its file written;
+    the guide's tuning answer says screened and confirmed, and only finals are capacities."""
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
+    out = StringIO()
+    call_command(
+        "runbench", "--tune", "--objective", "capacity", "--servers", "uvicorn",
+        "--scenarios", "health-sync", "--duration", "0.6", "--warmup", "0.3",
+        "--ws-idle", "0", "--tune-budget", "150s", "--no-setup", "--output", str(tmp_path),
+        stdout=out,
+    )  # fmt: skip
+    [path] = tmp_path.glob("*.json")
+    document = store.load(path)
+    record = document.tuning
+    assert record is not None and record.objective == "capacity"
+    assert record.slo_p99_ms == 100.0 and "coarse search" in record.method
+    assert {c.config for c in record.candidates} == {"workers=1", "workers=2"}
+    finals = {e.config: e.capacity for e in document.results if e.capacity is not None}
+    confirmed = {k: c.rps for k, c in finals.items() if c and c.rps}
+    assert confirmed, out.getvalue()
+    best = max(confirmed, key=lambda k: confirmed[k] or 0)
+    assert record.best == {"uvicorn": best}
+    [winner] = [c for c in record.candidates if c.outcome == "best"]
+    assert winner.rps[-1] == confirmed[best] and winner.rounds == 2
+    assert (tmp_path / path.stem / "tuned" / "uvicorn.json").exists()
+    guide = tmp_path / "guide.md"
+    call_command("benchguide", str(path), "--output", str(guide), stdout=StringIO())
+    text = guide.read_text()
+    assert "confirmed capacity" in text and "screened" in text
+    assert "(screening)" not in out.getvalue()
 
 
 def test_a_low_rate_may_miss_99_percent_by_less_than_one_request() -> None:

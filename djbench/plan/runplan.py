@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from djbench.plan.options import OptionError, positive_ints, redact, split_list
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
+from djbench.plan.tuning import OBJECTIVES
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 # A soak's memory "grows" only when its trend is significant and above this (MB/h):
@@ -130,7 +131,8 @@ def check_search(options: dict[str, Any], flag: str) -> None:
     driver): refuse what they would ignore."""
     clashes = {
         "--capacity": options.get("capacity") if flag != "--capacity" else None,
-        "--tune": options.get("tune"),
+        # --capacity --tune (or --tune --objective capacity) is the capacity tuning
+        "--tune": options.get("tune") if flag != "--capacity" else None,
         "--soak": options.get("soak"),
         "--rate": options.get("rate"),
         "--matrix": options.get("matrix"),
@@ -145,6 +147,22 @@ def check_search(options: dict[str, Any], flag: str) -> None:
         raise OptionError(
             "--capacity needs an open-loop driver: the builtin one (leave out --driver)"
         )
+
+
+def tune_objective(options: dict[str, Any]) -> str:
+    """--objective, for --tune only; `--capacity --tune` tunes by capacity."""
+    given = options.get("objective")
+    if given is not None and given not in OBJECTIVES:
+        raise OptionError(f"--objective {given!r}; valid: {', '.join(OBJECTIVES)}")
+    if given is not None and not options.get("tune"):
+        raise OptionError("--objective goes with --tune (it ranks the tuning's candidates)")
+    if options.get("capacity") and options.get("tune"):
+        if given not in (None, "capacity"):
+            raise OptionError(
+                "--capacity --tune tunes by capacity: leave out --objective or give capacity"
+            )
+        return "capacity"
+    return str(given or "rps")
 
 
 def soak_threshold(options: dict[str, Any]) -> float:
@@ -165,7 +183,7 @@ def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: boo
         return None
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
-    if options.get("capacity") or options.get("sweep"):
+    if (options.get("capacity") or options.get("sweep")) and not tune:
         return CAPACITY_BUDGET_S
     if options.get("trials") is not None or tune:
         return None
@@ -212,13 +230,11 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     if workers < 1:
         raise OptionError("--workers takes auto or a whole number of at least 1")
     tune = bool(options.get("tune"))
-    objective = options.get("objective") or "rps"
-    if objective not in ("rps", "rps-per-100mb"):
-        raise OptionError(f"--objective {objective!r}; valid: rps, rps-per-100mb")
+    objective = tune_objective(options)
     slo = options.get("slo_p99")
     if slo is not None and slo <= 0:
         raise OptionError("--slo-p99 takes milliseconds above 0")
-    if options.get("capacity"):
+    if options.get("capacity") or objective == "capacity":
         check_search(options, "--capacity")
         slo = CAPACITY_SLO_MS if slo is None else slo
     if options.get("sweep"):
@@ -278,7 +294,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         workers_auto=workers_auto,
         target_pid=options.get("target_pid"),
         soak=soak_s,
-        capacity=bool(options.get("capacity")),
+        capacity=bool(options.get("capacity")) or objective == "capacity",
         sweep=bool(options.get("sweep")),
         soak_threshold=soak_threshold(options),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],

@@ -124,7 +124,8 @@ def survivors(standings: list[Standing], objective: str, slo_p99: float | None) 
     return alive[: max(1, math.ceil(len(standings) / 2))] if alive else ranked[:1]
 
 
-OBJECTIVES = ("rps", "rps-per-100mb")
+# "capacity" is not a score of this halving: djbench.run.tunecapacity searches by it
+OBJECTIVES = ("rps", "rps-per-100mb", "capacity")
 
 
 Figures = tuple[float, float, float]  # one round of a candidate: req/s, worst p99, PSS

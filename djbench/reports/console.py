@@ -165,7 +165,7 @@ def _server(entry: PairResult) -> str:
 
 def print_capacity(console: Console, document: RunDocument) -> None:
     """--capacity: each pair's rate within the target, most first, and how it was found."""
-    found = [e for e in document.results if e.capacity is not None]
+    found = [e for e in document.results if e.capacity is not None and not e.capacity.screening]
     if not found:
         return
     found.sort(key=lambda e: -(e.capacity.rps or 0) if e.capacity else 0)

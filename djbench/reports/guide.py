@@ -314,6 +314,8 @@ def tuning_recommendation(run: Run) -> Recommendation:
             )
             continue
         rps = ", ".join(f"{r:,.0f}" for r in best.rps)
+        if record.objective == "capacity":  # the screening's passed rate, then the capacity
+            rps = f"screened {best.rps[0]:,.0f}, confirmed capacity {best.rps[-1]:,.0f}"
         others = "; ".join(
             f"{c.config} ({c.outcome}"
             + (f" after round {c.dropped_after}" if c.dropped_after else "")
@@ -624,7 +626,9 @@ def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
 
 def capacity_recommendations(run: Run) -> list[Recommendation]:
     """The first answer when --capacity ran: what each server serves within the target."""
-    found = [p for p in run.pairs if p.entry.capacity is not None]
+    found = [
+        p for p in run.pairs if p.entry.capacity is not None and not p.entry.capacity.screening
+    ]
     if not found:
         return []
     lines = []

@@ -335,7 +335,12 @@ def soak_sections(runs: list[Run]) -> list[Section]:
 def capacity_sections(runs: list[Run]) -> list[Section]:
     """--capacity: per scenario, p99 against offered rate per server, and the table."""
     many = len(runs) > 1
-    found = [(run, p) for run in runs for p in run.pairs if p.entry.capacity is not None]
+    found = [
+        (run, p)
+        for run in runs
+        for p in run.pairs
+        if p.entry.capacity is not None and not p.entry.capacity.screening
+    ]
     sections: list[Section] = []
     for scenario in sorted({p.scenario for _, p in found}):
         pairs = [p for _, p in found if p.scenario == scenario]

@@ -340,6 +340,7 @@ CAPACITY_STOPS = {
     "never_passed": "no rate passed, down to 1 req/s",
     "budget": "the budget ran out before the search ended",
     "unconfirmed": "the confirmation windows failed at every rate tried",
+    "screening": "a tuning candidate's coarse search, not confirmed (not a capacity)",
 }
 CAPACITY_WHY = {
     "p99_above_slo": "p99 above the target",

@@ -177,11 +177,15 @@ def search(
     max_error_rate: float,
     deadline: float,
     ceiling: float = RATE_CEILING,
+    resolution: float = RESOLUTION,
+    confirm: bool = True,
 ) -> Capacity:
     """Bracket and bisect (Search), then confirm; `measure(rate, phase)` runs one window.
-    No window starts after `deadline` (time.monotonic()): then `stopped` is "budget"."""
-    found = Capacity(slo_p99_ms=slo_ms, max_error_rate=max_error_rate, resolution=RESOLUTION)
-    state = Search(ceiling=ceiling)
+    No window starts after `deadline` (time.monotonic()): then `stopped` is "budget".
+    Without `confirm` (a tuning search's screening, `--objective capacity`) the answer is
+    the bracket alone: `rps` stays None and `stopped` is "screening"."""
+    found = Capacity(slo_p99_ms=slo_ms, max_error_rate=max_error_rate, resolution=resolution)
+    state = Search(ceiling=ceiling, resolution=resolution)
     while (rate := state.next_rate()) is not None:
         if time.monotonic() >= deadline:
             found.stopped = "budget"
@@ -193,6 +197,9 @@ def search(
     if state.passed is not None and state.failed is not None:
         found.bracket = (round(state.passed, 1), round(state.failed, 1))
     if state.passed is None or state.stopped in ("driver_busy", "driver_failed"):
+        return found
+    if not confirm:
+        found.stopped = found.stopped or "screening"
         return found
     _confirm(found, state.passed, measure, deadline)
     if found.rps is not None and state.failed is not None and time.monotonic() < deadline:
@@ -226,5 +233,5 @@ def _confirm(
         if driver is not None:
             found.stopped = "driver_busy" if driver == "driver_busy" else "driver_failed"
             return
-        rate /= 1 + RESOLUTION
+        rate /= 1 + found.resolution
     found.stopped = "unconfirmed"

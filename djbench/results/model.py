@@ -346,12 +346,20 @@ class Capacity(Model):
     )
     stopped: str | None = Field(
         default=None,
-        description="ceiling, driver_busy, driver_failed, never_passed, budget, unconfirmed",
+        description=(
+            "ceiling, driver_busy, driver_failed, never_passed, budget, unconfirmed, "
+            "screening (a tuning search's unconfirmed bracket)"
+        ),
     )
     server_cpus: int = Field(default=1, description="CPUs the server was pinned to")
     per_core: float | None = Field(default=None, description="capacity / server CPUs")
     per_100mib: float | None = Field(default=None, description="capacity per 100 MiB PSS")
     steps: list[CapacityStep] = Field(default_factory=list)
+
+    @property
+    def screening(self) -> bool:
+        """A tuning candidate's coarse bracket (--tune --objective capacity): no capacity."""
+        return self.stopped == "screening"
 
 
 class SweepStep(Model):

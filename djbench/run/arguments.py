@@ -53,7 +53,10 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         "within --tune-budget; the best are written to the run folder's tuned/",
     )
     a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
-    a("--objective", help="--tune: rps (default) or rps-per-100mb")
+    a(
+        "--objective",
+        help="--tune: rps (default), rps-per-100mb, or capacity (at --slo-p99, open loop)",
+    )
     a(
         "--slo-p99",
         type=float,

@@ -52,7 +52,17 @@ from djbench.reports.console import (
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import budget, capacity, resume, services, sessions, sweep, tune, variants
+from djbench.run import (
+    budget,
+    capacity,
+    resume,
+    services,
+    sessions,
+    sweep,
+    tune,
+    tunecapacity,
+    variants,
+)
 from djbench.run.runner import (
     GateResult,
     Plan,
@@ -335,7 +345,12 @@ def execute(
 ) -> None:
     """The plan's rounds: a tuning search, the planned rounds and what --budget adds, or
     the planned rounds (up to --until-round)."""
-    if opts.tune:
+    if opts.tune and opts.objective == "capacity":
+        tunecapacity.search(
+            selection.project, plan.deployments, plan, recorder, run_dir, progress,
+            opts.tune_budget, opts.slo_p99 or 0.0,
+        )  # fmt: skip
+    elif opts.tune:
         tune.search(
             selection.project, plan.deployments, plan, recorder, run_dir, progress,
             opts.tune_budget, opts.objective, opts.slo_p99,
@@ -574,7 +589,9 @@ def announce(
             f"Run {run_id}: {len(plan.deployments)} deployment(s) x {scenarios} scenario(s) x "
             f"{len(plan.concurrency)} concurrency level(s) x "
             + (
-                "a trial per halving round"
+                "a capacity search per candidate (screening, then finals)"
+                if opts.tune and opts.capacity
+                else "a trial per halving round"
                 if opts.tune
                 else "a search per pair"
                 if opts.capacity or opts.sweep
@@ -593,6 +610,8 @@ def announce(
         cpus = max(1, len(selection.server_cpus))
         count = sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
         total = 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
+        if opts.capacity:  # screening: a tick a candidate and scenario; finals: 2 a server
+            total = (count + 2 * len(plan.deployments)) * len(plan.scenarios)
         console.print(
             escape(
                 f"Tuning: {count} candidate configuration(s) over {len(plan.deployments)} "

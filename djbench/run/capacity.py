@@ -24,6 +24,18 @@ from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
 
+# --tune --objective capacity screens every candidate with a bracket this coarse
+# ((fail - pass) / pass <= 25%: about two windows fewer than the 5% of a full search) and
+# searches only the finalists to the full resolution, with confirmation.
+SCREEN_RESOLUTION = 0.25
+
+
+@dataclasses.dataclass(frozen=True)
+class How:
+    slo_ms: float
+    deadline: float
+    screening: bool = False
+
 
 def run(
     project: Project,
@@ -33,12 +45,15 @@ def run(
     progress: Progress,
     slo_ms: float,
     deadline: float,
+    screening: bool = False,
 ) -> None:
-    """Every deployment in turn (none started past the deadline), every scenario searched."""
+    """Every deployment in turn (none started past the deadline), every scenario searched.
+    `screening` (``--tune --objective capacity``): a coarse bracket, not confirmed."""
     recorder.document.plan.capacity_slo_ms = slo_ms
+    how = How(slo_ms, deadline, screening)
 
     def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
-        found, trials = _search(plan, live, scenario, run_dir, progress, slo_ms, deadline)
+        found, trials = _search(plan, live, scenario, run_dir, progress, how)
         found.server_cpus = max(1, len(live.deployment.cpus))
         entry.capacity, entry.trials = _per_resources(found, trials), trials
         summarise(entry, [])
@@ -53,11 +68,11 @@ def _search(
     scenario: Scenario,
     run_dir: Path,
     progress: Progress,
-    slo_ms: float,
-    deadline: float,
+    how: How,
 ) -> tuple[Capacity, list[Trial]]:
     """The search for one pair; the confirmation windows at its answer as trials."""
     kept: list[tuple[float, Trial]] = []
+    slo_ms = how.slo_ms
     label = f"{live.deployment.label} {scenario.name}"
 
     def measure(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
@@ -70,7 +85,14 @@ def _search(
         return capacity.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
 
     max_error_rate = plan.settings.max_error_rate
-    found = capacity.search(measure, slo_ms, max_error_rate, deadline)
+    found = capacity.search(
+        measure,
+        slo_ms,
+        max_error_rate,
+        how.deadline,
+        resolution=SCREEN_RESOLUTION if how.screening else capacity.RESOLUTION,
+        confirm=not how.screening,
+    )
     trials = [t for rate, t in kept if found.rps is not None and round(rate, 1) == found.rps]
     for index, trial in enumerate(trials):
         trial.round = index
@@ -88,6 +110,9 @@ def _per_resources(found: Capacity, trials: list[Trial]) -> Capacity:
 
 
 def _said(found: Capacity) -> str:
+    passed = [s.offered for s in found.steps if s.passed]
+    if found.screening and passed:
+        return f"screened: {max(passed):,.0f} req/s passed (bracket to 25%, unconfirmed)"
     if found.rps is not None:
         return f"{found.rps:,.0f} req/s within p99 {found.slo_p99_ms:g} ms"
     return f"no capacity found ({found.stopped or 'no rate passed'})"

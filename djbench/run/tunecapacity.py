@@ -1,0 +1,229 @@
+"""``runbench --tune --objective capacity`` (or ``--capacity --tune``): each server's
+layout chosen by its capacity at the p99 target, not by closed-loop req/s.
+
+A capacity search costs several windows, so successive halving's "one more trial per
+survivor" would buy little for much; the search is two-stage instead (multi-fidelity):
+
+1. **Screening**: every candidate of every server (djbench.plan.tuning.space), servers
+   interleaved so that a budget cut falls on all alike, gets a coarse search
+   (djbench.run.capacity with ``screening``: bracket to 25%, no confirmation). Its
+   figure is the highest rate that passed (the geometric mean over scenarios).
+2. **Finals**: each server's best FINALISTS candidates by that figure get the full
+   search (5%, three fresh confirmation windows, one window above). The best is the
+   finalist with the highest *confirmed* capacity; a server whose finals did not
+   confirm, or which the budget cut, has no best (said, never guessed from screening).
+
+The finals' confirmation windows are fresh measurements, so the best's capacity is not
+the selection's own (lucky) figure, though picking the higher of two confirmed figures
+still favours the luckier: the guide shows both finalists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from pathlib import Path
+
+from djbench.launch.live import Deployment
+from djbench.plan import tuning
+from djbench.plan.options import cpu_count
+from djbench.plan.project import Project
+from djbench.results.model import PairResult, TuneCandidate, TuneRecord
+from djbench.run import capacity
+from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.tune import Outcome, deployment, write_files
+
+FINALISTS = 2  # per server: the candidates the full search runs on
+METHOD = (
+    "capacity at the p99 target: a coarse search (25%, unconfirmed) per candidate, then "
+    f"the full search (5%, confirmed) on each server's best {FINALISTS}"
+)
+
+
+@dataclasses.dataclass
+class _Stage:
+    """A stage's figure per candidate label: capacity (req/s, geometric mean over the
+    scenarios), or None when a scenario found none."""
+
+    figures: dict[str, float | None] = dataclasses.field(default_factory=dict)
+
+
+def search(
+    project: Project,
+    templates: list[Deployment],
+    base: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    budget_s: float,
+    slo_ms: float,
+) -> TuneRecord:
+    cpus = cpu_count(templates[0].cpus) if templates else 1
+    record = TuneRecord(
+        objective="capacity", slo_p99_ms=slo_ms, budget_s=budget_s, server_cpus=cpus,
+        method=METHOD,
+    )  # fmt: skip
+    recorder.document.tuning = record
+    started = time.monotonic()
+    stop_at = started + budget_s
+    candidates = _interleaved(templates, cpus)
+    progress.say(
+        f"screening {len(candidates)} candidate(s): a coarse capacity search each "
+        f"(p99 <= {slo_ms:g} ms)"
+    )
+    screen = _stage(project, base, recorder, run_dir, progress, candidates, slo_ms, stop_at, True)
+    finalists = _finalists(candidates, screen)
+    if finalists and time.monotonic() < stop_at:
+        progress.say(f"finals: the full search on {len(finalists)} candidate(s)")
+    finals = _stage(project, base, recorder, run_dir, progress, finalists, slo_ms, stop_at, False)
+    _record(record, candidates, screen, finals, {d.label for d in finalists})
+    record.spent_s = round(time.monotonic() - started, 1)
+    record.files = write_files(recorder.document, run_dir)
+    recorder.save()
+    return record
+
+
+def _interleaved(templates: list[Deployment], cpus: int) -> list[Deployment]:
+    """Every server's candidates, first of each server, then second of each, ..."""
+    spaces = [[deployment(t, c) for c in tuning.space(t.server.name, cpus)] for t in templates]
+    longest = max((len(s) for s in spaces), default=0)
+    return [s[i] for i in range(longest) for s in spaces if i < len(s)]
+
+
+def _stage(
+    project: Project,
+    base: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    chosen: list[Deployment],
+    slo_ms: float,
+    stop_at: float,
+    screening: bool,
+) -> _Stage:
+    """One capacity search per candidate and scenario; the figure of each that ran."""
+    stage = _Stage()
+    if not chosen:
+        return stage
+    plan = dataclasses.replace(base, deployments=chosen, trials=1)
+    capacity.run(project, plan, recorder, run_dir, progress, slo_ms, stop_at, screening)
+    for dep in chosen:
+        entries = [e for e in recorder.document.results if e.label == dep.label]
+        if any(e.capacity is not None or e.status == "failed" for e in entries):
+            stage.figures[dep.label] = _figure(entries, screening)
+    return stage
+
+
+def _figure(entries: list[PairResult], screening: bool) -> float | None:
+    """Screening: the highest rate that passed; finals: the confirmed capacity. The
+    geometric mean over the scenarios (incompatible ones left out); None if any has none."""
+    rates = []
+    for entry in entries:
+        if entry.status == "incompatible":
+            continue
+        found = entry.capacity
+        if found is None:
+            return None
+        passed = [s.offered for s in found.steps if s.passed and s.phase == "search"]
+        rate = (max(passed) if passed else None) if screening else found.rps
+        if not rate:
+            return None
+        rates.append(rate)
+    if not rates:
+        return None
+    return math.exp(sum(math.log(r) for r in rates) / len(rates))
+
+
+def _finalists(candidates: list[Deployment], screen: _Stage) -> list[Deployment]:
+    """Each server's FINALISTS best by the screening figure."""
+    chosen: list[Deployment] = []
+    for server in dict.fromkeys(d.server.name for d in candidates):
+        scored = [(screen.figures.get(d.label), d) for d in candidates if d.server.name == server]
+        ranked = sorted(((f, d) for f, d in scored if f), key=lambda fd: -fd[0])
+        chosen += [d for _, d in ranked[:FINALISTS]]
+    return chosen
+
+
+def _record(
+    record: TuneRecord,
+    candidates: list[Deployment],
+    screen: _Stage,
+    finals: _Stage,
+    finalist_labels: set[str],
+) -> None:
+    """Every candidate's figures and outcome; each server's best (confirmed only)."""
+    best: dict[str, tuple[float, str]] = {}
+    for dep in candidates:
+        final = finals.figures.get(dep.label)
+        if final and final > best.get(dep.server.name, (0.0, ""))[0]:
+            best[dep.server.name] = (final, dep.config or dep.label)
+    for dep in candidates:
+        server, config = dep.server.name, dep.config or dep.label
+        figures = [f for f in (screen.figures.get(dep.label), finals.figures.get(dep.label))]
+        ran = [dep.label in screen.figures, dep.label in finals.figures]
+        record.candidates.append(
+            TuneCandidate(
+                server=server,
+                config=config,
+                workers=dep.workers,
+                threads=dep.threads,
+                knobs=dict(dep.knobs),
+                rounds=sum(ran),
+                rps=[round(f, 1) for f in figures if f],
+                score=round(figures[1] or figures[0] or 0, 1) or None,
+                outcome=_outcome(dep, best, ran, figures, finalist_labels),
+                dropped_after=(1 if ran[0] and dep.label not in finalist_labels else
+                               2 if ran[1] and best.get(server, (0, ""))[1] != config else None),
+                why=_why(ran, figures),
+            )
+        )  # fmt: skip
+    record.best = {server: config for server, (_, config) in best.items()}
+    record.skipped += _skipped(candidates, screen, finals, finalist_labels, record.best)
+
+
+def _outcome(
+    dep: Deployment,
+    best: dict[str, tuple[float, str]],
+    ran: list[bool],
+    figures: list[float | None],
+    finalists: set[str],
+) -> Outcome:
+    if best.get(dep.server.name, (0.0, ""))[1] == (dep.config or dep.label):
+        return "best"
+    if not ran[0]:
+        return "unmeasured"
+    if not figures[0] or (ran[1] and not figures[1]):
+        return "failed"
+    if dep.label in finalists and not ran[1]:
+        return "undecided"
+    return "dropped"
+
+
+def _why(ran: list[bool], figures: list[float | None]) -> str:
+    if ran[0] and not figures[0]:
+        return "no rate passed the target in the screening (or the server failed)"
+    if ran[1] and not figures[1]:
+        return "the full search did not confirm a capacity"
+    return ""
+
+
+def _skipped(
+    candidates: list[Deployment],
+    screen: _Stage,
+    finals: _Stage,
+    finalists: set[str],
+    best: dict[str, str],
+) -> list[str]:
+    """What the budget cut, in words."""
+    said = []
+    unscreened = [d.label for d in candidates if d.label not in screen.figures]
+    if unscreened:
+        said.append(f"the budget was spent: {len(unscreened)} candidate(s) never screened")
+    unfinished = sorted(finalists - set(finals.figures))
+    if unfinished:
+        said.append(f"the budget was spent: no full search for {', '.join(unfinished)}")
+    for server in dict.fromkeys(d.server.name for d in candidates):
+        if server not in best:
+            said.append(f"{server}: no confirmed capacity, so no best")
+    return said
