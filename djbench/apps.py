@@ -10,7 +10,8 @@ class DjbenchConfig(AppConfig):
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 
-        from djbench import checks, querycount
+        from djbench import checks, exceptions, querycount
 
         connection_created.connect(querycount.install, dispatch_uid="djbench.querycount")
+        exceptions.connect()  # only in a server runbench started
         checks.register()

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import psutil
 
+from djbench.exceptions import DIRECTORY_VARIABLE
 from djbench.plan.options import redact
 from djbench.results.model import Command
 
@@ -176,7 +177,7 @@ class ProcessTree:
                 self.popen = subprocess.Popen(
                     [*deathsig_prefix(), *self.argv],
                     cwd=self.cwd,
-                    env={**self.env, TOKEN_VARIABLE: self.token},
+                    env={**self.env, TOKEN_VARIABLE: self.token, **self.audit_env()},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -188,6 +189,25 @@ class ProcessTree:
         _REGISTRY[self.pid] = self
         self.processes()
         self._write_record()
+
+    @property
+    def application_name(self) -> str:
+        """The name its PostgreSQL connections carry (libpq and psycopg read PGAPPNAME
+        from the environment; a project whose settings set application_name overrides it,
+        and its connections are then not counted: djbench.measure.resources says so)."""
+        return self.env.get("PGAPPNAME") or f"djbench-{self.token}"
+
+    @property
+    def exceptions_dir(self) -> Path:
+        """Where its processes write the exceptions they raise (djbench.exceptions)."""
+        return self.log_path.parent / "exceptions" / self.token
+
+    def audit_env(self) -> dict[str, str]:
+        """What lets runbench see the server's database connections and exceptions
+        without touching the project's settings."""
+        with contextlib.suppress(OSError):
+            self.exceptions_dir.mkdir(parents=True, exist_ok=True)
+        return {"PGAPPNAME": self.application_name, DIRECTORY_VARIABLE: str(self.exceptions_dir)}
 
     def _record_path(self) -> Path | None:
         return None if self.record_dir is None else self.record_dir / f"{self.pid}.json"

@@ -46,6 +46,8 @@ class Sample:
     pss: int | None = None  # full readings only
     uss: int | None = None
     uss_worker_max: int | None = None  # the largest USS of a worker (the leader if alone)
+    threads: int = 0  # over the tree (/proc/PID/stat)
+    fds: int = 0  # open file descriptors over the tree (/proc/PID/fd)
 
 
 @dataclass
@@ -60,7 +62,7 @@ class _CpuBook:
 
 def sample(tree: ProcessTree, book: _CpuBook | None = None, full: bool = True) -> Sample:
     """One reading of the tree: cheap (RSS, CPU) or full (also PSS and USS)."""
-    pss = uss = rss = 0
+    pss = uss = rss = threads = fds = 0
     uss_by_pid: dict[int, int] = {}
     count = 0
     for proc in tree.processes():
@@ -69,6 +71,8 @@ def sample(tree: ProcessTree, book: _CpuBook | None = None, full: bool = True) -
                 mem = proc.memory_full_info() if full else proc.memory_info()
                 cpu = proc.cpu_times()
                 created = proc.create_time()
+                threads += proc.num_threads()
+                fds += proc.num_fds()
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
         count += 1
@@ -92,6 +96,8 @@ def sample(tree: ProcessTree, book: _CpuBook | None = None, full: bool = True) -
         pss=pss if full else None,
         uss=uss if full else None,
         uss_worker_max=worker_max,
+        threads=threads,
+        fds=fds,
     )
 
 

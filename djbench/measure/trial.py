@@ -34,10 +34,19 @@ from djbench.measure.drivers.base import (
     marked_json,
     request_timeout,
 )
+from djbench.measure.resources import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario
-from djbench.results.model import Command, Notice, Trial, Warmup, WindowMemory, WsIdle
+from djbench.results.model import (
+    Command,
+    Notice,
+    Resources,
+    Trial,
+    Warmup,
+    WindowMemory,
+    WsIdle,
+)
 
 DRAIN_SECONDS = 0.1  # wrk: let the warm-up's sockets close before wrk connects
 WATCH_INTERVAL = 0.01  # how often the driver's output is read for its window's edges
@@ -475,20 +484,10 @@ def run_trial(
     same_process = driver.name in OWN_WINDOW and scenario.kind != "websocket"
     warmup: Warmup | None = None
     if settings.warmup > 0 and not same_process:
-        warmer = driver if scenario.kind == "websocket" else DRIVERS["builtin"]
-        warmed, _ = _run_driver(
-            warmer,
-            live,
-            scenario,
-            connections,
-            settings.warmup if scenario.kind == "websocket" else 0.0,
-            settings,
-            log_dir / f"{slug}.warmup.log",
-            warmup=0.0 if scenario.kind == "websocket" else settings.warmup,
-        )
-        warmup = _warmup_record(warmed, settings.warmup, same_process=False)
-        time.sleep(DRAIN_SECONDS)
+        warmup = _warm_up(driver, live, scenario, connections, settings, log_dir / slug)
     samplers: list[TreeSampler | TimelineSampler] = []
+    started = live.server.popen is not None  # not a --target deployment
+    watch = ResourceWatch(live.server, postgres_conninfo() if started else None)
     machine_edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
     begun = time.monotonic()
 
@@ -507,12 +506,15 @@ def run_trial(
             samplers.append(TreeSampler(live.server, settings.sample_interval, middle).start())
         if live.proxy:
             samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
+        watch.start()
 
     def on_close() -> None:
         if len(machine_edges) == 1:
             machine_edges.append(machine.read_stat())
         for sampler in samplers:
             sampler.stop()
+        if samplers:
+            watch.stop()
 
     window = Window(on_open, on_close)
     try:
@@ -586,7 +588,38 @@ def run_trial(
         driver_command=ran.command,
         machine=load,
         timeline=timeline,
+        resources=_resources(watch, samplers[0]) if samplers and started else None,
     )
+
+
+def _warm_up(
+    driver: Driver,
+    live: LiveServer,
+    scenario: Scenario,
+    connections: int,
+    settings: LoadSettings,
+    log_stem: Path,
+) -> Warmup:
+    """A warm-up run of its own (wrk and the WebSocket loads: the builtin driver does
+    its warm-up in the same process as its window), then a pause for the server to drain."""
+    websocket = scenario.kind == "websocket"
+    warmed, _ = _run_driver(
+        driver if websocket else DRIVERS["builtin"],
+        live,
+        scenario,
+        connections,
+        settings.warmup if websocket else 0.0,
+        settings,
+        log_stem.with_name(log_stem.name + ".warmup.log"),
+        warmup=0.0 if websocket else settings.warmup,
+    )
+    time.sleep(DRAIN_SECONDS)
+    return _warmup_record(warmed, settings.warmup, same_process=False)
+
+
+def _resources(watch: ResourceWatch, sampler: TreeSampler | TimelineSampler) -> Resources | None:
+    live = [s for s in sampler.samples if s.processes]
+    return watch.record([s.threads for s in live], [s.fds for s in live])
 
 
 def _window_memory(sampler: TreeSampler | TimelineSampler, window: Window) -> WindowMemory | None:

@@ -16,6 +16,7 @@ from djbench.plan.scenarios import Scenario
 from djbench.reports.words import (
     broadcast_text,
     capacity_text,
+    exceptions_text,
     growth_text,
     hop_causes,
     pair_name,
@@ -26,6 +27,7 @@ from djbench.reports.words import (
 )
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
 from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument
+from djbench.results.resources import held
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
@@ -302,9 +304,12 @@ def print_results(console: Console, document: RunDocument) -> None:
     if unranked:
         console.print("Not ranked:")
         for e in unranked:
+            figures = held(e)
+            because = exceptions_text(figures) if figures else ""
             console.print(
                 f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{e.status}[/] "
                 f"{escape(_server(e))}/{e.proxy} {escape(e.scenario)}: {escape(say(e.reason))}"
+                + (f" (raised: {escape(because)})" if because else "")
             )
     for e in document.results:
         w = e.ws_idle
@@ -317,6 +322,32 @@ def print_results(console: Console, document: RunDocument) -> None:
         )
         if (short := ws_short(w)) is not None:
             console.print(f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(short)}")
+
+
+def print_held(console: Console, document: RunDocument) -> None:
+    """What each server held besides memory, when there is something to say: database
+    connections (PostgreSQL), exceptions, leak verdicts (djbench.results.resources)."""
+    rows = [(e, h) for e in document.results if (h := held(e)) is not None]
+    if not any(h.db_peak is not None or h.exceptions_total or h.verdicts for _, h in rows):
+        return
+    table = Table(
+        title="What each server held (max over trials; DB: connections at one reading)",
+        title_justify="left",
+    )
+    for column in ("server", "scenario", "threads", "fds", "DB conns", "after", "layout"):
+        table.add_column(column, justify="left" if column in ("server", "scenario") else "right")
+    table.add_column("raised / found", justify="left")
+    for e, h in rows:
+        raised = exceptions_text(h, limit=1)
+        # db_exhausted repeats what the exception (PostgreSQL's own words) says
+        verdicts = [say(v) for v in h.verdicts if not (raised and v.code == "db_exhausted")]
+        found = "; ".join([raised, *verdicts])
+        table.add_row(
+            escape(_server(e)), escape(e.scenario), str(h.threads_peak), str(h.fds_peak),
+            _fmt(h.db_peak, 0), _fmt(h.db_after, 0), _fmt(h.explained, 0),
+            escape(found.strip("; ")),
+        )  # fmt: skip
+    console.print(table)
 
 
 def print_hops(console: Console, document: RunDocument) -> None:

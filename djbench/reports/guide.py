@@ -18,7 +18,9 @@ from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
 from djbench.reports.words import (
     capacity_text,
+    exceptions_text,
     growth_text,
+    held_text,
     hop_advice,
     hop_causes,
     md_cell,
@@ -29,6 +31,7 @@ from djbench.reports.words import (
 )
 from djbench.results import decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.results.resources import held
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 
@@ -656,12 +659,54 @@ def capacity_recommendations(run: Run) -> list[Recommendation]:
     return [Recommendation("capacity", "Capacity at a latency target", text, winners)]
 
 
+def system_cost_recommendation(run: Run) -> Recommendation:
+    """What each server costs the rest of the system: threads, descriptors, database
+    connections against what its layout explains, leaks, and the exceptions raised."""
+    title = "What it costs the rest of your system"
+    rows = [(p, h) for p in run.pairs if (h := held(p.entry)) is not None]
+    if not rows:
+        return Recommendation("system", title, "Not measured in this run.")
+    lines = []
+    for label in dict.fromkeys(p.label for p, _ in rows):
+        mine = [(p, h) for p, h in rows if p.label == label]
+        worst = max(mine, key=lambda ph: (ph[1].db_peak or 0, ph[1].threads_peak))[1]
+        said = [f"**{label}**: {held_text(worst)}"]
+        if worst.explained is not None:
+            said[0] += f", its layout explains {worst.explained}"
+        for pair, h in mine:
+            found = [say(v) for v in h.verdicts if v.code != "db_exhausted" or not h.exceptions]
+            raised = exceptions_text(h)
+            if found or raised:
+                said.append(
+                    f"`{pair.scenario}`: "
+                    + "; ".join([*found, *([f"raised {raised}"] if raised else [])])
+                )
+        lines.append("- " + ". ".join(said) + ".")
+    if not any(h.db_peak is not None for _, h in rows):
+        lines.append(
+            "\nDatabase connections are counted on PostgreSQL only (pg_stat_activity, by "
+            "the application_name runbench gives each server); run with `--database "
+            "postgres` to see them. A project whose settings set their own "
+            "application_name is not matched."
+        )
+    lines.append(
+        "\nThreads and descriptors are summed over the server's processes (peak over the "
+        "trials); a connection count is the most seen at one reading (every 0.25 s) and "
+        '"after" 0.3 s after the load stopped. Under ASGI, Django runs each request\'s '
+        "sync code in a thread of its own: persistent connections (`CONN_MAX_AGE` > 0) "
+        "then stay open in threads nobody reuses; Django's docs advise turning them off "
+        'under ASGI and using a pool (Django >= 5.1: `OPTIONS["pool"]`).'
+    )
+    return Recommendation("system", title, "\n".join(lines))
+
+
 def recommendations(run: Run) -> list[Recommendation]:
     return [
         *capacity_recommendations(run),
         *throughput_recommendations(run),
         tuning_recommendation(run),
         memory_recommendation(run),
+        system_cost_recommendation(run),
         proxy_recommendation(run),
         *axis_recommendations(run),
         recycling_recommendation(run),

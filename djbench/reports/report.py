@@ -15,6 +15,7 @@ from djbench.reports.words import (
     broadcast_text,
     budget_text,
     capacity_text,
+    exceptions_text,
     growth_text,
     hop_advice,
     hop_causes,
@@ -27,6 +28,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
+from djbench.results.resources import held
 
 
 @dataclass
@@ -548,13 +550,49 @@ def hops_section(runs: list[Run]) -> Section | None:
     )
 
 
+def held_section(runs: list[Run]) -> Section | None:
+    """Threads, descriptors, database connections, exceptions and leak verdicts per pair."""
+    many = len(runs) > 1
+    rows = []
+    for run in runs:
+        for p in run.pairs:
+            h = held(p.entry)
+            if h is None:
+                continue
+            rows.append(
+                [
+                    _row_name(p, many), p.scenario, str(h.threads_peak), str(h.fds_peak),
+                    _n(h.db_peak), _n(h.db_after), _n(h.explained), exceptions_text(h),
+                    "; ".join(say(v) for v in h.verdicts),
+                ]
+            )  # fmt: skip
+    if not rows:
+        return None
+    return Section(
+        id="held",
+        title="What each server held: threads, descriptors, database connections",
+        intro="Peaks over the trials, summed over the server's processes; database "
+        "connections on PostgreSQL only (pg_stat_activity, by the application_name runbench "
+        "gives the server), the most at one reading and 0.3 s after the load; layout: the "
+        "connections its workers and threads (or pool) explain.",
+        headers=[
+            *("server", "scenario", "threads", "fds", "DB conns", "after", "layout"),
+            *("exceptions raised", "found"),
+        ],
+        rows=rows,
+    )
+
+
 def unranked_section(runs: list[Run]) -> Section:
-    rows = [
-        [p.server, p.proxy, p.scenario, str(p.concurrency or "-"), p.status, say(p.reason)]
-        for run in runs
-        for p in run.pairs
-        if p.status != "ok"
-    ]
+    rows = []
+    for run in runs:
+        for p in run.pairs:
+            if p.status == "ok":
+                continue
+            raised = exceptions_text(h) if (h := held(p.entry)) else ""
+            reason = say(p.reason) + (f" (raised: {raised})" if raised else "")
+            where = [p.server, p.proxy, p.scenario, str(p.concurrency or "-")]
+            rows.append([*where, p.status, reason])
     return Section(
         id="not-ranked",
         title="Failed, invalid and incompatible pairs",
@@ -647,6 +685,7 @@ def build(runs: list[Run]) -> list[Section]:
         memory_section(runs),
         efficiency_section(runs),
         proxy_section(runs),
+        held_section(runs),
         hops_section(runs),
     ):
         if extra is not None:

@@ -23,6 +23,7 @@ from djbench.results.model import (
     Timeline,
     WsIdle,
 )
+from djbench.results.resources import Held
 
 
 def _list(values: Any) -> str:
@@ -44,6 +45,15 @@ def _how(p: dict[str, Any]) -> str:
     if p.get("source") == "littles_law":
         return "Little's law, allowing for the requests wrk's window end cuts"
     return "Little's law"  # files written before the source was recorded
+
+
+def _max_connections(p: dict[str, Any]) -> str:
+    found = p.get("max_connections")
+    if not found:
+        return ""
+    return (
+        f" (this database allows {found}" + ("" if found == 100 else "; the default is 100") + ")"
+    )
 
 
 PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
@@ -162,6 +172,31 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "json_differs": lambda p: "JSON bodies differ",
     # --- files written before codes existed (schema 1)
     "legacy": lambda p: str(p["text"]),
+    # --- what a pair held (djbench.results.resources)
+    "db_kept_after": lambda p: (
+        f"kept {p['after']} database connection(s) after the load stopped (up to "
+        f"{p['peak']} during it) where its layout explains {p['explained']}: connections "
+        f"of threads nobody reuses; at {p['production_workers']} workers that is about "
+        f"{p['projected']}" + _max_connections(p)
+    ),
+    "db_over_layout": lambda p: (
+        f"opened up to {p['peak']} database connection(s) under load (one per request in "
+        f"flight; {p['after']} left after it) where its layout explains {p['explained']}; "
+        f"at {p['production_workers']} workers with as many requests in flight each, about "
+        f"{p['projected']}" + _max_connections(p)
+    ),
+    "db_exhausted": lambda p: (
+        f"the database refused {p['count']} connection(s): too many clients (its "
+        "max_connections was reached)"
+    ),
+    "threads_grow": lambda p: (
+        f"threads rose by {p['least']}-{p['most']} within every one of {p['trials']} "
+        "windows (after the warm-up): a thread pool that keeps growing"
+    ),
+    "fds_grow": lambda p: (
+        f"open descriptors rose by {p['least']}-{p['most']} within every one of "
+        f"{p['trials']} windows: descriptors that are not closed"
+    ),
 }
 
 
@@ -409,3 +444,32 @@ def sweep_text(found: Sweep) -> str:
         f"knee at {found.knee} connections ({found.max_rps or 0:,.0f} req/s at best); "
         f"stopped: {stop}{littles}"
     )
+
+
+def exceptions_text(held: Held, limit: int = 2) -> str:
+    """ "209 x OperationalError: sorry, too many clients already" (the commonest)."""
+    if not held.exceptions_total:
+        return ""
+    said = [
+        f"{count:,} x {kind.rsplit('.', 1)[-1]}: {_short(message)}"
+        for kind, message, count in held.exceptions[:limit]
+    ]
+    rest = held.exceptions_total - sum(c for _, _, c in held.exceptions[:limit])
+    return "; ".join(said) + (f"; {rest:,} more" if rest else "")
+
+
+def _short(message: str, chars: int = 90) -> str:
+    """The message's telling end: libpq's start with where it connected ("connection
+    failed: connection to server at ... failed: FATAL:  sorry, ...")."""
+    text = " ".join(message.split())
+    if "FATAL:" in text:
+        text = text.split("FATAL:", 1)[1].strip()
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+def held_text(held: Held) -> str:
+    """Threads, descriptors, connections in one phrase."""
+    text = f"{held.threads_peak} threads, {held.fds_peak} descriptors"
+    if held.db_peak is not None:
+        text += f", {held.db_peak} DB connection(s) at most ({held.db_after} after)"
+    return text

@@ -94,6 +94,53 @@ class WindowMemory(Model):
     )
 
 
+class ExceptionCount(Model):
+    """Exceptions of one type and message raised by the server during a window
+    (Django's got_request_exception, in the server's processes: djbench.exceptions)."""
+
+    type: str
+    message: str
+    count: int
+
+
+class DbConnections(Model):
+    """The server's PostgreSQL connections over a window (pg_stat_activity, matched by
+    the application_name runbench gives the server's processes: PGAPPNAME)."""
+
+    application_name: str
+    peak: int = Field(description="the most connections seen at one reading in the window")
+    states_at_peak: dict[str, int] = Field(
+        default_factory=dict, description="active / idle / idle in transaction / ..."
+    )
+    after: int | None = Field(default=None, description="connections just after the window")
+    states_after: dict[str, int] = Field(default_factory=dict)
+    readings: int = 0
+    max_connections: int | None = Field(default=None, description="the database's setting")
+    others_peak: int | None = Field(
+        default=None, description="every other client's connections at that reading"
+    )
+    conn_max_age: float | None = Field(
+        default=None, description="the server's CONN_MAX_AGE, as its processes reported it"
+    )
+    pool_max: int | None = Field(
+        default=None, description="the server's pool max_size per process (None: no pool)"
+    )
+
+
+class Resources(Model):
+    """What the server's process tree held over one window besides memory (issue 24):
+    threads and open descriptors (/proc) at its start, peak and end, its database
+    connections, and the exceptions it raised."""
+
+    threads: tuple[int, int, int] = Field(description="start, peak, end (over the tree)")
+    fds: tuple[int, int, int] = Field(description="start, peak, end (over the tree)")
+    db: DbConnections | None = None
+    exceptions: list[ExceptionCount] = Field(
+        default_factory=list, description="the commonest, most first"
+    )
+    exceptions_total: int = 0
+
+
 class MachineLoad(Model):
     """The machine over one timed window (/proc/stat): steal and how busy CPUs were."""
 
@@ -239,6 +286,7 @@ class Trial(Model):
     driver_command: Command | None = None
     machine: MachineLoad | None = None
     timeline: Timeline | None = None
+    resources: Resources | None = None
 
 
 class Describe(Model):

@@ -40,6 +40,7 @@ from djbench.reports.console import (
     console_for,
     print_capacity,
     print_gate,
+    print_held,
     print_hops,
     print_list,
     print_matrix,
@@ -635,6 +636,7 @@ def finish(
     print_sweep(console, document)
     print_tuning(console, document)
     print_soak(console, document)
+    print_held(console, document)
     print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     bad = [e for e in document.results if e.status in ("failed", "invalid")]
