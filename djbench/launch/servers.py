@@ -53,6 +53,9 @@ class Features:
     recycle: str
     process_model: str
     checked_with: str
+    # The graceful reload runbench --churn sends to the server's leader (None: it has
+    # none; SIGHUP would end it). Checked in each release's source named above.
+    reload_signal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -511,6 +514,7 @@ _GUNICORN = Features(
     recycle="by requests (max_requests + jitter)",
     process_model=_PREFORK,
     checked_with="gunicorn 27.0.1",
+    reload_signal="SIGHUP",
 )
 _UVICORN = Features(
     http2="no",
@@ -519,14 +523,18 @@ _UVICORN = Features(
     recycle="by requests (--limit-max-requests)",
     process_model="one process, or a supervisor + N workers with --workers",
     checked_with="uvicorn 0.54.0",
+    # uvicorn/supervisors/multiprocess.py: handle_hup -> restart_all. One process
+    # (--workers 1) has no supervisor and SIGHUP ends it: --churn runs it with 2.
+    reload_signal="SIGHUP",
 )
 _HYPERCORN = Features(
     http2="yes (TLS or h2c)",
     http3="yes, with the aioquic extra",
-    reload="--reload for development only",
+    reload="--reload for development; SIGHUP makes the parent restart its workers",
     recycle="by requests (max_requests)",
     process_model="one process, or a parent + N workers",
     checked_with="hypercorn 0.18.0",
+    reload_signal="SIGHUP",  # hypercorn/run.py: signal.signal(SIGHUP, reload)
 )
 _GRANIAN = Features(
     http2="yes (--http auto|2)",
@@ -535,6 +543,7 @@ _GRANIAN = Features(
     recycle="by lifetime (--workers-lifetime) and by memory (--workers-max-rss)",
     process_model="parent + N workers, each a Rust runtime with Python threads",
     checked_with="granian 2.8.9",
+    reload_signal="SIGHUP",  # granian/server/common.py: signal_handler_reload
 )
 
 SERVERS: dict[str, ServerSpec] = {
@@ -556,6 +565,7 @@ SERVERS: dict[str, ServerSpec] = {
                 http2="no (put a proxy in front)",
                 http3="no",
                 reload="graceful: SIGHUP, or touch-reload / chain reload",
+                reload_signal="SIGHUP",  # the master reloads every worker gracefully
                 recycle="by requests (max-requests), by memory (reload-on-rss), "
                 "stuck requests (harakiri)",
                 process_model=_PREFORK,

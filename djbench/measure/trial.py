@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,6 +70,16 @@ class LoadSettings:
     growth_threshold: float = GROWTH_THRESHOLD_MB_H  # a soak: MB/h where "grows" starts
     driver_workers: int = 1  # Locust: worker processes
     master_bind: str | None = None  # Locust: where its master listens (None: loopback)
+    event: TimedEvent | None = None  # --churn: what to do to the server during the window
+
+
+@dataclass(frozen=True)
+class TimedEvent:
+    """Something done to the server `at_s` seconds after the window opens (a reload
+    signal, a worker killed), in a timer thread of runbench's process."""
+
+    at_s: float
+    fire: Callable[[], None]
 
 
 @dataclass
@@ -487,6 +498,7 @@ def run_trial(
         warmup = _warm_up(driver, live, scenario, connections, settings, log_dir / slug)
     samplers: list[TreeSampler | TimelineSampler] = []
     started = live.server.popen is not None  # not a --target deployment
+    timers: list[threading.Timer] = []
     watch = ResourceWatch(live.server, postgres_conninfo() if started else None)
     machine_edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
     begun = time.monotonic()
@@ -507,8 +519,14 @@ def run_trial(
         if live.proxy:
             samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
         watch.start()
+        if settings.event is not None:
+            timers.append(threading.Timer(settings.event.at_s, settings.event.fire))
+            timers[-1].daemon = True
+            timers[-1].start()
 
     def on_close() -> None:
+        for timer in timers:
+            timer.cancel()
         if len(machine_edges) == 1:
             machine_edges.append(machine.read_stat())
         for sampler in samplers:

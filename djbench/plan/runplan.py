@@ -26,6 +26,12 @@ GROWTH_THRESHOLD_MB_H = 10.0
 # --capacity without --slo-p99: 100 ms, the response time users start to notice (the
 # usual web performance budget); --tune keeps no target unless one is given.
 CAPACITY_SLO_MS = 100.0
+# --churn: a steady open-loop load under every server's capacity measured here on
+# health-sync (the slowest, Uvicorn's one process, ~300 req/s at p99 <= 100 ms), one
+# window per kind of event, a third of it steady before the event
+CHURN_RATE = 100.0
+CHURN_WINDOW_S = 12.0
+CHURN_KINDS = ("reload", "kill-worker", "recycle")
 CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
@@ -95,6 +101,8 @@ class RunOptions(BaseModel):
     capacity: bool = False
     # --sweep: every pair's closed-loop req/s against concurrency, doubling (run.sweep)
     sweep: bool = False
+    # --churn: events (reload, kill-worker, recycle) under a steady load (run.churn)
+    churn: list[str] = []
     soak_threshold: float = GROWTH_THRESHOLD_MB_H  # MB/h: a soak's memory "grows" only beyond it
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
@@ -165,6 +173,36 @@ def tune_objective(options: dict[str, Any]) -> str:
     return str(given or "rps")
 
 
+def churn_kinds(options: dict[str, Any]) -> list[str]:
+    """--churn KIND[,KIND]: the events, checked; what it would ignore refused."""
+    raw = options.get("churn")
+    if raw is None:
+        return []
+    kinds = split_list(str(raw))
+    wrong = [k for k in kinds if k not in CHURN_KINDS]
+    if wrong or not kinds:
+        raise OptionError(f"--churn takes {', '.join(CHURN_KINDS)} (comma-separated), got {raw!r}")
+    clashes = {
+        "--capacity": options.get("capacity"),
+        "--sweep": options.get("sweep"),
+        "--tune": options.get("tune"),
+        "--soak": options.get("soak"),
+        "--matrix": options.get("matrix"),
+        "--concurrency": options.get("concurrency"),
+        "--trials": options.get("trials"),
+        "--recycle": options.get("recycle"),
+    }
+    given = [name for name, value in clashes.items() if value]
+    if given:
+        raise OptionError(
+            "--churn runs one open-loop window per event at --rate (default "
+            f"{CHURN_RATE:g}), with its own recycling for recycle: leave out {', '.join(given)}"
+        )
+    if (options.get("driver") or "auto") not in ("auto", "builtin"):
+        raise OptionError("--churn needs the builtin driver (open loop, in slices)")
+    return list(dict.fromkeys(kinds))
+
+
 def soak_threshold(options: dict[str, Any]) -> float:
     value = options.get("soak_threshold")
     if value is None:
@@ -183,7 +221,7 @@ def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: boo
         return None
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
-    if (options.get("capacity") or options.get("sweep")) and not tune:
+    if (options.get("capacity") or options.get("sweep") or options.get("churn")) and not tune:
         return CAPACITY_BUDGET_S
     if options.get("trials") is not None or tune:
         return None
@@ -211,6 +249,8 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         if options.get("duration") is not None:
             raise OptionError("--soak sets the window's length; leave out --duration")
         profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s, "budget": None}
+    if options.get("churn") is not None:
+        defaults = {**defaults, "duration": CHURN_WINDOW_S}
     if options.get("tune") and soak_s is None:
         # Many short windows: the search gives the open questions more of them.
         defaults = {**defaults, "duration": 1.5, "warmup": 0.5}
@@ -296,6 +336,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         soak=soak_s,
         capacity=bool(options.get("capacity")) or objective == "capacity",
         sweep=bool(options.get("sweep")),
+        churn=churn_kinds(options),
         soak_threshold=soak_threshold(options),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
         budget=plain_budget(options, defaults, tune=tune),

@@ -191,6 +191,39 @@ def print_capacity(console: Console, document: RunDocument) -> None:
     console.print(table)
 
 
+def print_churn(console: Console, document: RunDocument) -> None:
+    """--churn: per pair and event, requests lost and the time to recover."""
+    found = [e for e in document.results if e.churn is not None]
+    if not found:
+        return
+    first = found[0].churn
+    assert first is not None
+    table = Table(
+        title=f"Churn: events under {first.rate:g} req/s open loop "
+        f"({first.slice_s:g} s slices; steady band: 2x the p99 before, or +5 ms)",
+        title_justify="left",
+    )
+    for column in ("server", "scenario", "workers", "event", "failed", "p99 ms", "steady",
+                   "back after s", "serving"):  # fmt: skip
+        table.add_column(
+            column, justify="left" if column in ("server", "scenario", "event") else "right"
+        )
+    for e in found:
+        c = e.churn
+        assert c is not None
+        for ev in c.events or []:
+            table.add_row(
+                escape(_server(e)), escape(e.scenario), str(c.workers),
+                f"{ev.kind} ({ev.signal})" if ev.signal else ev.kind, f"{ev.failed:,}",
+                _fmt(ev.worst_p99_ms), _fmt(ev.steady_p99_ms),
+                _fmt(ev.recovered_after_s) if ev.recovered_after_s is not None else "never",
+                "yes" if ev.kept_serving else "no",
+            )  # fmt: skip
+        if not c.events:
+            table.add_row(escape(_server(e)), escape(e.scenario), str(c.workers), "none seen")
+    console.print(table)
+
+
 def print_sweep(console: Console, document: RunDocument) -> None:
     """--sweep: req/s at each concurrency, the knee and Little's law, per pair."""
     found = [e for e in document.results if e.sweep is not None]

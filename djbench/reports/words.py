@@ -15,6 +15,7 @@ from typing import Any
 
 from djbench.results.model import (
     Capacity,
+    ChurnEvent,
     Growth,
     Notice,
     PairResult,
@@ -68,7 +69,8 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{p['driver']} driver, open loop): the offered rate was not held; give more "
         "connections, or the driver more CPU"
     ),
-    "search_http_only": lambda p: "--capacity and --sweep load HTTP scenarios only",
+    "search_http_only": lambda p: "--capacity, --sweep and --churn load HTTP scenarios only",
+    "churn_unsupported": lambda p: p["why"],
     "hung": lambda p: (
         f"{p['count']} request(s) had no answer by the window's close + 2 s (the "
         f"{p['driver']} driver): counted as errors, their age as a latency (a lower bound)"
@@ -472,4 +474,28 @@ def held_text(held: Held) -> str:
     text = f"{held.threads_peak} threads, {held.fds_peak} descriptors"
     if held.db_peak is not None:
         text += f", {held.db_peak} DB connection(s) at most ({held.db_after} after)"
+    return text
+
+
+CHURN_KINDS = {
+    "reload": "graceful reload",
+    "kill-worker": "a worker killed",
+    "recycle": "a worker recycled",
+}
+
+
+def churn_event_text(event: ChurnEvent) -> str:
+    """ "graceful reload (SIGHUP) at 4.0 s: 0 failed; p99 38 ms (steady 2.1), back in
+    band after 0.5 s; kept serving" """
+    what = CHURN_KINDS.get(event.kind, event.kind)
+    sent = f" ({event.signal})" if event.signal else ""
+    text = f"{what}{sent} at {event.t:g} s: {event.failed:,} failed"
+    if event.worst_p99_ms is not None:
+        text += f"; p99 up to {event.worst_p99_ms:,.1f} ms (steady {event.steady_p99_ms or 0:,.1f})"
+    text += (
+        f", back in band after {event.recovered_after_s:g} s"
+        if event.recovered_after_s is not None
+        else ", not back in band by the window's end"
+    )
+    text += "; kept serving" if event.kept_serving else "; stopped serving for a while"
     return text

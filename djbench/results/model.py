@@ -410,6 +410,43 @@ class Capacity(Model):
         return self.stopped == "screening"
 
 
+class ChurnEvent(Model):
+    """One disruption during a steady open-loop load (runbench --churn): a graceful
+    reload, a worker killed, or a worker recycled; judged on the load's slices."""
+
+    kind: Literal["reload", "kill-worker", "recycle"]
+    t: float = Field(description="seconds from the window's opening")
+    signal: str | None = Field(default=None, description="what was sent (None: recycling)")
+    target_pid: int | None = None
+    failed: int = Field(default=0, description="requests failed or reset after it")
+    steady_p99_ms: float | None = Field(
+        default=None, description="the median of the slices' p99 before it"
+    )
+    worst_p99_ms: float | None = Field(
+        default=None, description="the worst slice p99 within WATCH_S after it"
+    )
+    worst_max_ms: float | None = None
+    recovered_after_s: float | None = Field(
+        default=None,
+        description="until latency was back within the steady band for good (None: never)",
+    )
+    kept_serving: bool = Field(
+        default=True, description="every slice after it completed at least one request"
+    )
+    restarts: int = Field(default=0, description="processes of the tree born after it")
+
+
+class Churn(Model):
+    """--churn: the load, the events and how the server went through them."""
+
+    rate: float
+    workers: int
+    window_s: float
+    slice_s: float
+    events: list[ChurnEvent] = Field(default_factory=list)
+    unsent: int = Field(default=0, description="due in the window and never sent")
+
+
 class SweepStep(Model):
     """One closed-loop window of a concurrency sweep (djbench.results.sweep)."""
 
@@ -478,6 +515,7 @@ class PairResult(Model):
     ws_idle: WsIdle | None = None
     capacity: Capacity | None = Field(default=None, description="--capacity: the search")
     sweep: Sweep | None = Field(default=None, description="--sweep: req/s against concurrency")
+    churn: Churn | None = Field(default=None, description="--churn: requests lost per event")
     log_tail: str | None = None
 
     @property

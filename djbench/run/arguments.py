@@ -77,6 +77,13 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         "it stops rising: the knee, with Little's law checked per step (within --budget, "
         "default 15m)",
     )
+    a(
+        "--churn",
+        metavar="KINDS",
+        help="reload, kill-worker, recycle (comma-separated): for every pair, a steady "
+        "open-loop load (--rate, default 100) with that event a third of the way in; "
+        "requests lost and the time to recover per event",
+    )
     a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
     a(
         "--soak",

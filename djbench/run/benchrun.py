@@ -35,10 +35,11 @@ from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
 from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
 from djbench.plan.project import Project, current
-from djbench.plan.runplan import RunOptions, soak_interval, variant_label
+from djbench.plan.runplan import CHURN_RATE, RunOptions, soak_interval, variant_label
 from djbench.reports.console import (
     console_for,
     print_capacity,
+    print_churn,
     print_gate,
     print_held,
     print_hops,
@@ -56,6 +57,7 @@ from djbench.results.model import AsgiHops, Notice, PlanRecord, RunDocument, Sce
 from djbench.run import (
     budget,
     capacity,
+    churn,
     resume,
     services,
     sessions,
@@ -361,6 +363,11 @@ def execute(
         capacity.run(
             selection.project, plan, recorder, run_dir, progress, opts.slo_p99 or 0.0, deadline
         )
+    elif opts.churn:
+        churn.run(
+            selection.project, plan, recorder, run_dir, progress, opts.churn,
+            opts.rate or CHURN_RATE, opts.duration, started + (opts.budget or 0.0),
+        )  # fmt: skip
     elif opts.sweep:
         sweep.run(
             selection.project, plan, recorder, run_dir, progress, started + (opts.budget or 0)
@@ -383,6 +390,8 @@ def _what_the_budget_buys(opts: RunOptions, until_round: int | None) -> str:
         return f"; capacity at p99 <= {opts.slo_p99:g} ms, {minutes}"
     if opts.sweep:
         return f"; concurrency doubling from 1 until req/s stops rising, {minutes}"
+    if opts.churn:
+        return f"; open loop at {opts.rate or CHURN_RATE:g} req/s, {minutes}"
     return f"; {minutes} (then rounds for rankings still open)"
 
 
@@ -596,6 +605,8 @@ def announce(
                 if opts.tune
                 else "a search per pair"
                 if opts.capacity or opts.sweep
+                else f"a window per event ({', '.join(opts.churn)})"
+                if opts.churn
                 else f"{plan.trials} trial(s)"
             )
             + f"; driver {plan.driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
@@ -605,7 +616,7 @@ def announce(
         )
     )
     total = plan.total_trials()
-    if opts.capacity or opts.sweep:  # one tick a pair: a search's windows are not known
+    if opts.capacity or opts.sweep or opts.churn:  # one tick a pair
         total = len(plan.deployments) * len(plan.scenarios)
     if opts.tune:
         cpus = max(1, len(selection.server_cpus))
@@ -634,6 +645,7 @@ def finish(
     print_results(console, document)
     print_capacity(console, document)
     print_sweep(console, document)
+    print_churn(console, document)
     print_tuning(console, document)
     print_soak(console, document)
     print_held(console, document)
