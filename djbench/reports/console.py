@@ -220,7 +220,10 @@ def print_churn(console: Console, document: RunDocument) -> None:
                 "yes" if ev.kept_serving else "no",
             )  # fmt: skip
         if not c.events:
-            table.add_row(escape(_server(e)), escape(e.scenario), str(c.workers), "none seen")
+            table.add_row(
+                escape(_server(e)), escape(e.scenario), str(c.workers), "none seen", "", "",
+                "", "", "yes" if not c.silent_slices else f"no ({c.silent_slices} silent slices)",
+            )  # fmt: skip
     console.print(table)
 
 
@@ -241,6 +244,14 @@ def print_sweep(console: Console, document: RunDocument) -> None:
 
 
 def print_soak(console: Console, document: RunDocument) -> None:
+    """--soak only: a churn's windows have their own table (print_churn)."""
+    document = document.model_copy(
+        update={"results": [e for e in document.results if e.churn is None]}
+    )
+    _print_soak(console, document)
+
+
+def _print_soak(console: Console, document: RunDocument) -> None:
     """A soak's time line per pair: restarts, their cost, memory from start to end, trend."""
     soaked = [(e, t) for e in document.results for t in e.trials if t.timeline is not None]
     if not soaked:

@@ -18,6 +18,7 @@ from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
 from djbench.reports.words import (
     capacity_text,
+    churn_event_text,
     exceptions_text,
     growth_text,
     held_text,
@@ -700,6 +701,42 @@ def system_cost_recommendation(run: Run) -> Recommendation:
     return Recommendation("system", title, "\n".join(lines))
 
 
+def churn_recommendation(run: Run) -> Recommendation | None:
+    """--churn: requests lost per reload, killed worker or recycling, per server, direct
+    and behind the proxy."""
+    found = [p for p in run.pairs if p.entry.churn is not None or (
+        p.entry.reason is not None and p.entry.reason.code == "churn_unsupported")]  # fmt: skip
+    if not found:
+        return None
+    lines = []
+    for pair in found:
+        c = pair.entry.churn
+        where = "behind " + pair.proxy if pair.proxy != "none" else "direct"
+        if c is None:
+            lines.append(f"- **{pair.label}** ({where}): {say(pair.entry.reason)}.")
+            continue
+        said = [churn_event_text(e) for e in c.events] or [
+            "no event happened in the window"
+            + (f"; {c.silent_slices} slice(s) completed nothing" if c.silent_slices else "")
+        ]
+        lines.append(
+            f"- **{pair.label}** ({where}, {c.workers} workers, `{pair.scenario}`): "
+            + "; ".join(said)
+            + "."
+        )
+    first = next(p.entry.churn for p in found if p.entry.churn is not None)
+    if first is not None:
+        lines.append(
+            f"\nEach event ran under a steady open-loop load of {first.rate:g} req/s "
+            f"(latency from each request's due time, in {first.slice_s:g} s slices), a "
+            'third of the way into its window; "failed" counts errors and wrong statuses '
+            'from the event to the window\'s end, "back in band" is when every later slice '
+            "had p99 within twice the steady p99 (or 5 ms above it) and no error. A reload "
+            "that loses no request but stalls for a second still breaks a p99 target."
+        )
+    return Recommendation("churn", "Deploys and restarts", "\n".join(lines))
+
+
 def recommendations(run: Run) -> list[Recommendation]:
     return [
         *capacity_recommendations(run),
@@ -707,6 +744,7 @@ def recommendations(run: Run) -> list[Recommendation]:
         tuning_recommendation(run),
         memory_recommendation(run),
         system_cost_recommendation(run),
+        *[r for r in [churn_recommendation(run)] if r is not None],
         proxy_recommendation(run),
         *axis_recommendations(run),
         recycling_recommendation(run),

@@ -550,6 +550,39 @@ def hops_section(runs: list[Run]) -> Section | None:
     )
 
 
+def churn_section(runs: list[Run]) -> Section | None:
+    """--churn: every event, per pair."""
+    many = len(runs) > 1
+    rows = [
+        [
+            _row_name(p, many), p.proxy, p.scenario, str(c.workers),
+            f"{e.kind} ({e.signal})" if e.signal else e.kind, _n(e.t, 1), f"{e.failed:,}",
+            _n(e.worst_p99_ms, 1), _n(e.steady_p99_ms, 1),
+            "never" if e.recovered_after_s is None else _n(e.recovered_after_s, 1),
+            "yes" if e.kept_serving else "no",
+        ]
+        for run in runs
+        for p in run.pairs
+        if (c := p.entry.churn) is not None
+        for e in c.events
+    ]  # fmt: skip
+    if not rows:
+        return None
+    return Section(
+        id="churn",
+        title="Deploys and restarts: requests lost per event",
+        intro="Each event under a steady open-loop load, a third of the way into its "
+        "window; failed: errors and wrong statuses from the event to the window's end; "
+        "back after: until every later slice's p99 was within twice the steady p99 (or "
+        "+5 ms) with no error.",
+        headers=[
+            *("server", "proxy", "scenario", "workers", "event", "at s", "failed"),
+            *("worst p99 ms", "steady p99 ms", "back after s", "kept serving"),
+        ],
+        rows=rows,
+    )
+
+
 def held_section(runs: list[Run]) -> Section | None:
     """Threads, descriptors, database connections, exceptions and leak verdicts per pair."""
     many = len(runs) > 1
@@ -686,6 +719,7 @@ def build(runs: list[Run]) -> list[Section]:
         efficiency_section(runs),
         proxy_section(runs),
         held_section(runs),
+        churn_section(runs),
         hops_section(runs),
     ):
         if extra is not None:

@@ -445,6 +445,9 @@ class Churn(Model):
     slice_s: float
     events: list[ChurnEvent] = Field(default_factory=list)
     unsent: int = Field(default=0, description="due in the window and never sent")
+    silent_slices: int = Field(
+        default=0, description="slices, over every window, in which no request completed"
+    )
 
 
 class SweepStep(Model):

@@ -135,6 +135,8 @@ def run(
             trials.append(trial)
             record.events += events
             record.unsent += int(trial.extra.get("unsent") or 0)
+            line = trial.timeline
+            record.silent_slices += sum(1 for p in (line.load if line else []) if not p.requests)
         entry.churn, entry.trials = record, trials
         summarise(entry, [])
         # The errors around an event are the figure here, not a reason to discard it.
