@@ -203,17 +203,16 @@ def print_churn(console: Console, document: RunDocument) -> None:
         f"({first.slice_s:g} s slices; steady band: 2x the p99 before, or +5 ms)",
         title_justify="left",
     )
-    for column in ("server", "scenario", "workers", "event", "failed", "p99 ms", "steady",
-                   "back after s", "serving"):  # fmt: skip
-        table.add_column(
-            column, justify="left" if column in ("server", "scenario", "event") else "right"
-        )
+    for column in ("server", "proxy", "scenario", "workers", "event", "failed", "p99 ms",
+                   "steady", "back after s", "serving"):  # fmt: skip
+        left = column in ("server", "proxy", "scenario", "event")
+        table.add_column(column, justify="left" if left else "right")
     for e in found:
         c = e.churn
         assert c is not None
         for ev in c.events or []:
             table.add_row(
-                escape(_server(e)), escape(e.scenario), str(c.workers),
+                escape(_server(e)), e.proxy, escape(e.scenario), str(c.workers),
                 f"{ev.kind} ({ev.signal})" if ev.signal else ev.kind, f"{ev.failed:,}",
                 _fmt(ev.worst_p99_ms), _fmt(ev.steady_p99_ms),
                 _fmt(ev.recovered_after_s) if ev.recovered_after_s is not None else "never",
@@ -221,8 +220,9 @@ def print_churn(console: Console, document: RunDocument) -> None:
             )  # fmt: skip
         if not c.events:
             table.add_row(
-                escape(_server(e)), escape(e.scenario), str(c.workers), "none seen", "", "",
-                "", "", "yes" if not c.silent_slices else f"no ({c.silent_slices} silent slices)",
+                escape(_server(e)), e.proxy, escape(e.scenario), str(c.workers), "none seen",
+                "", "", "", "",
+                "yes" if not c.silent_slices else f"no ({c.silent_slices} silent slices)",
             )  # fmt: skip
     console.print(table)
 

@@ -8,7 +8,7 @@ CHURN_RATE req/s, CHURN_WINDOW_S long, in SLICE_S slices), in one server lifetim
   `Features.reload_signal`: SIGHUP for Gunicorn, Uvicorn's supervisor, Hypercorn,
   Granian and uWSGI) sent to the tree's leader a third of the way in; a server without
   one (Daphne) is `incompatible`, with the reason;
-- ``kill-worker``: SIGKILL to the oldest worker (a child of the leader) at the same
+- ``kill-worker``: SIGKILL to the busiest worker (the child with the most CPU) at the same
   point; a one-process server has no worker to lose (`incompatible`);
 - ``recycle``: the server runs with max-requests set so that each worker is replaced
   about every third of the window (its own recycling, `--recycle`'s flags); every
@@ -86,6 +86,21 @@ def _kinds_for(deployment: Deployment, kinds: list[str]) -> list[str]:
     return [k for k in kinds if (k == "recycle") == recycling]
 
 
+def _busiest_worker(leader: int) -> int | None:
+    """The leader's child that has used the most CPU: a worker serving the load, never a
+    helper (Uvicorn's spawned workers come with multiprocessing's resource tracker, the
+    oldest child, which a first version killed instead of a worker)."""
+    best: tuple[float, int] | None = None
+    for child in psutil.Process(leader).children():
+        try:
+            cpu = child.cpu_times()
+        except psutil.Error:
+            continue
+        if best is None or cpu.user + cpu.system > best[0]:
+            best = (cpu.user + cpu.system, child.pid)
+    return None if best is None else best[1]
+
+
 def _fire(live: LiveServer, kind: str, fired: dict[str, object]) -> None:
     """Send the event's signal to a process of the tree runbench started (by PID)."""
     leader = live.server.pid
@@ -94,11 +109,10 @@ def _fire(live: LiveServer, kind: str, fired: dict[str, object]) -> None:
         target = leader
     else:
         name = "SIGKILL"
-        children = sorted(psutil.Process(leader).children(), key=lambda p: p.create_time())
-        if not children:
+        target = _busiest_worker(leader)
+        if target is None:
             fired["error"] = "no worker process to kill"
             return
-        target = children[0].pid
     fired.update(at=time.monotonic(), signal=name, pid=target)
     os.kill(target, getattr(signal, name))
 
