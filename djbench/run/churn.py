@@ -104,15 +104,13 @@ def _busiest_worker(leader: int) -> int | None:
 def _fire(live: LiveServer, kind: str, fired: dict[str, object]) -> None:
     """Send the event's signal to a process of the tree runbench started (by PID)."""
     leader = live.server.pid
-    if kind == "reload":
-        name = live.deployment.server.features.reload_signal or "SIGHUP"
-        target = leader
-    else:
-        name = "SIGKILL"
-        target = _busiest_worker(leader)
-        if target is None:
-            fired["error"] = "no worker process to kill"
-            return
+    target: int | None = leader
+    name = live.deployment.server.features.reload_signal or "SIGHUP"
+    if kind != "reload":
+        name, target = "SIGKILL", _busiest_worker(leader)
+    if target is None:
+        fired["error"] = "no worker process to kill"
+        return
     fired.update(at=time.monotonic(), signal=name, pid=target)
     os.kill(target, getattr(signal, name))
 
