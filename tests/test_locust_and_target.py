@@ -164,6 +164,8 @@ def test_target_runs_the_gate_and_never_stops_the_server(
     # No --target-pid: no memory figures rather than someone else's.
     assert all(t.memory_mb is None for e in document.results for t in e.trials)
     assert document.results[0].command["target"].shell == url
+    # Hops come from running this project's views in-process: not the target's.
+    assert all(meta.asgi_hops is None for meta in document.plan.scenarios.values())
     assert psutil.pid_exists(pid) and "Results:" in out
 
 
@@ -173,6 +175,11 @@ def test_target_runs_the_gate_and_never_stops_the_server(
         (["--target", "http://192.0.2.10:8000"], "outside loopback: add --allow-remote-target"),
         (["--target", "https://127.0.0.1:8000"], "takes an http:// URL"),
         (["--target", "http://127.0.0.1:8000", "--servers", "uvicorn"], "starts no server"),
+        (
+            ["--target", "http://127.0.0.1:8000", "--axis", "DB_POOL=0,1", "--workers", "4"],
+            "--axis, --workers change nothing in a deployment djbench did not start",
+        ),
+        (["--target", "http://127.0.0.1:8000", "--churn", "reload"], "need a server djbench"),
         (
             ["--target", "http://192.0.2.10:8000", "--allow-remote-target", "--target-pid", "1"],
             "loopback targets only",

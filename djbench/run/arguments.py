@@ -16,7 +16,11 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--duration", type=float, help="seconds per timed window (default 3; quick 1)")
     a("--warmup", type=float, help="seconds of warm-up before each window (default 1)")
     a("--trials", type=int, help="trials per pair, each a fresh window (default 4; quick 2)")
-    a("--driver", default="auto", help="auto, wrk or builtin (auto: builtin, steady-state windows)")
+    a(
+        "--driver",
+        default="auto",
+        help="auto, builtin, wrk or locust (auto: builtin, steady-state windows)",
+    )
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
     a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")

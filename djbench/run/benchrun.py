@@ -192,8 +192,21 @@ def select_target(project: Project, opts: RunOptions) -> Selection:
         )
     if opts.target_pid is not None and not loopback(host):
         raise OptionError("--target-pid samples a process on this machine: loopback targets only")
-    if opts.soak is not None or opts.recycle:
-        raise OptionError("--target: --soak and --recycle need a server djbench starts")
+    if opts.soak is not None or opts.recycle or opts.churn:
+        raise OptionError("--target: --soak, --recycle and --churn need a server djbench starts")
+    # Options that would change nothing for a deployment djbench did not start, and
+    # would then label identical pairs as variants the guide might rank (issue 25 item 5)
+    unchanged = {
+        "--axis": bool(opts.axes),
+        "--workers": opts.workers != 1 or opts.workers_auto,
+        "--threads": opts.threads is not None,
+        "--config-from": bool(opts.config_from),
+    }
+    if given := [name for name, on in unchanged.items() if on]:
+        raise OptionError(
+            f"--target: {', '.join(given)} change nothing in a deployment djbench did not "
+            "start; set them where it runs"
+        )
     scenario_file, chosen = scenario_choice(project, opts)
     _, driver_cpus = cpu_split(opts.cpus)
     return Selection(
@@ -737,7 +750,9 @@ def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
 def scenario_meta(
     chosen: list[scenarios.Scenario], servers: list[ServerSpec]
 ) -> dict[str, ScenarioMeta]:
-    asgi = any(s.interface == "asgi" for s in servers)
+    # Hops are counted by running this project's views in-process: for a --target (the
+    # stand-in spec "target") they would describe the local code, not the deployment.
+    asgi = any(s.interface == "asgi" and s.name != "target" for s in servers)
     return {
         s.name: ScenarioMeta(
             fingerprint=s.fingerprint(),
