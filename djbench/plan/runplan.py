@@ -134,20 +134,17 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
+def _given(options: dict[str, Any], names: list[str]) -> list[str]:
+    """The options among `names` that were given, as the user wrote them (--name)."""
+    return ["--" + name.replace("_", "-") for name in names if options.get(name)]
+
+
 def check_search(options: dict[str, Any], flag: str) -> None:
     """--capacity and --sweep choose their own rates or concurrency (and --capacity its
     driver): refuse what they would ignore."""
-    clashes = {
-        "--capacity": options.get("capacity") if flag != "--capacity" else None,
-        # --capacity --tune (or --tune --objective capacity) is the capacity tuning
-        "--tune": options.get("tune") if flag != "--capacity" else None,
-        "--soak": options.get("soak"),
-        "--rate": options.get("rate"),
-        "--matrix": options.get("matrix"),
-        "--concurrency": options.get("concurrency"),
-        "--quick": options.get("quick"),
-    }
-    given = [name for name, value in clashes.items() if value]
+    # --capacity --tune (or --tune --objective capacity) is the capacity tuning
+    others = [] if flag == "--capacity" else ["capacity", "tune"]
+    given = _given(options, [*others, "soak", "rate", "matrix", "concurrency", "quick"])
     if given:
         what = "the rates and connections" if flag == "--capacity" else "the concurrency"
         raise OptionError(f"{flag} chooses {what} itself: leave out {', '.join(given)}")
@@ -182,17 +179,10 @@ def churn_kinds(options: dict[str, Any]) -> list[str]:
     wrong = [k for k in kinds if k not in CHURN_KINDS]
     if wrong or not kinds:
         raise OptionError(f"--churn takes {', '.join(CHURN_KINDS)} (comma-separated), got {raw!r}")
-    clashes = {
-        "--capacity": options.get("capacity"),
-        "--sweep": options.get("sweep"),
-        "--tune": options.get("tune"),
-        "--soak": options.get("soak"),
-        "--matrix": options.get("matrix"),
-        "--concurrency": options.get("concurrency"),
-        "--trials": options.get("trials"),
-        "--recycle": options.get("recycle"),
-    }
-    given = [name for name, value in clashes.items() if value]
+    given = _given(
+        options,
+        ["capacity", "sweep", "tune", "soak", "matrix", "concurrency", "trials", "recycle"],
+    )
     if given:
         raise OptionError(
             "--churn runs one open-loop window per event at --rate (default "
