@@ -216,3 +216,31 @@ def test_unusable_locust_output_is_a_sentence() -> None:
     whole = partial.replace('"workers_reported": 1', '"workers_reported": 2')
     result = driver.parse(whole)
     assert result.requests == 10 and result.latency_ms["p50"] == 1.5 and result.steady_window
+
+
+def test_every_locust_user_runs_before_the_window_opens() -> None:
+    """Issue 25 item 3: the spawn rate puts every user to work within half the warm-up
+    (it was one user a connection per second: at --quick's 0.3 s warm-up, about a tenth
+    of the users ran when the window opened), and a window that opens mid-ramp says so."""
+    from djbench.measure.drivers.base import LoadResult
+    from djbench.measure.drivers.locust import spawn_rate
+    from djbench.measure.trial import Drive, LoadSettings, warnings_for
+    from djbench.reports.words import say
+
+    assert spawn_rate(32, 0.3) == pytest.approx(32 / 0.15)
+    assert spawn_rate(32, 10.0) == 32.0  # never slower than before
+    result = LoadResult(
+        requests=500, duration_s=1.0, extra={"users_at_open": 20, "users_expected": 32}
+    )
+    drive = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
+    notices = warnings_for(
+        result, drive, 32, LoadSettings(1.0, 0.3, ()), True, driver_name="locust"
+    )
+    [ramp] = [n for n in notices if n.code == "ramp_in_window"]
+    assert say(ramp).startswith("only 20 of 32 Locust users were running")
+    full = LoadResult(
+        requests=500, duration_s=1.0, extra={"users_at_open": 32, "users_expected": 32}
+    )
+    assert "ramp_in_window" not in {
+        n.code for n in warnings_for(full, drive, 32, LoadSettings(1.0, 0.3, ()), True)
+    }

@@ -387,6 +387,10 @@ def warnings_for(
     hung = int(result.extra.get("hung") or 0)
     if hung:
         found.append(Notice(code="hung", params={"count": hung, "driver": driver_name}))
+    running, users = result.extra.get("users_at_open"), result.extra.get("users_expected")
+    if isinstance(running, int) and isinstance(users, int) and users > 0 and running < users:
+        # Locust: the window opened while users were still being spawned (issue 25 item 3)
+        found.append(Notice(code="ramp_in_window", params={"running": running, "users": users}))
     served, upper, source = in_flight(result, connections)
     if result.served is not None:
         # The builtin driver knows which connections were answered in the window: a

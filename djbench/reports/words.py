@@ -71,6 +71,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "search_http_only": lambda p: "--capacity, --sweep and --churn load HTTP scenarios only",
     "churn_unsupported": lambda p: p["why"],
+    "ramp_in_window": lambda p: (
+        f"only {p['running']} of {p['users']} Locust users were running when the window "
+        "opened: it measured part of the ramp (give a longer --warmup)"
+    ),
     "hung": lambda p: (
         f"{p['count']} request(s) had no answer by the window's close + 2 s (the "
         f"{p['driver']} driver): counted as errors, their age as a latency (a lower bound)"

@@ -33,6 +33,18 @@ SEND_GRACE_S = 2.0  # the locustfile's: after a window closes, before the tallie
 MARGIN_S = 2.0  # run time beyond warm-up + window + grace: the tallies reach the master
 
 
+RAMP_SHARE = 0.5  # every user is running by this share of the warm-up
+
+
+def spawn_rate(users: int, warmup: float) -> float:
+    """Users a second, so that all of them run by RAMP_SHARE of the warm-up (the window
+    then measures the full load, not the ramp; the users running at the window's
+    opening are recorded and checked: `ramp_in_window`). With no warm-up, all at once."""
+    if warmup <= 0:
+        return float(max(1, users)) * 1000
+    return max(float(users), users / (RAMP_SHARE * warmup))
+
+
 class LocustDriver:
     name = "locust"
     open_loop = False
@@ -71,7 +83,7 @@ class LocustDriver:
             "--users",
             str(spec.connections),
             "--spawn-rate",
-            str(spec.connections),  # every user within the first second of the warm-up
+            f"{spawn_rate(spec.connections, spec.warmup):g}",
             "--run-time",
             f"{self.run_time(spec)}s",
             "--stop-timeout",
@@ -111,6 +123,7 @@ class LocustDriver:
             "duration": spec.duration,
             "timeout": spec.timeout,
             "workers": spec.workers,
+            "users": spec.connections,
         }
         return {VARIABLE: json.dumps(config), "PYTHONUNBUFFERED": "1"}
 
@@ -137,6 +150,8 @@ class LocustDriver:
                 k: data[k]
                 for k in (
                     "hung",
+                    "users_at_open",
+                    "users_expected",
                     "workers_reported",
                     "workers_expected",
                     "locust_total_requests",

@@ -50,6 +50,7 @@ class Tally:
         self.inflight: dict[int, float] = {}  # token -> sent (time.monotonic())
         self.tokens = 0
         self.hung = 0
+        self.users_at_open = 0  # users this process ran when its window opened
 
     def during(self, sent: float, now: float) -> bool:
         """In flight during the window: sent by its close, ended after its opening."""
@@ -88,6 +89,7 @@ class Tally:
             "non_2xx": self.non_2xx,
             "unexpected": self.unexpected,
             "status": self.status,
+            "users_at_open": self.users_at_open,
         }
 
 
@@ -171,6 +173,7 @@ def _window(environment: Any) -> None:
     warmup, duration = float(SPEC.get("warmup", 0)), float(SPEC.get("duration", 1))
     gevent.sleep(warmup)
     TALLY.opened = time.monotonic()
+    TALLY.users_at_open = int(getattr(environment.runner, "user_count", 0) or 0)
     if not isinstance(environment.runner, WorkerRunner):
         _mark("open")
     gevent.sleep(duration)
@@ -208,14 +211,16 @@ def _on_quitting(environment: Any, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
         return
     histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
-    totals: dict[str, Any] = {"requests": 0, "non_2xx": 0, "unexpected": 0, "hung": 0}
+    totals: dict[str, Any] = {
+        "requests": 0, "non_2xx": 0, "unexpected": 0, "hung": 0, "users_at_open": 0,
+    }  # fmt: skip
     errors: dict[str, int] = {"connect": 0, "read": 0, "write": 0, "timeout": 0}
     status: dict[str, int] = {}
     for part in MERGED:
         if part["histogram"]:
             histogram.decode_and_add(base64.b64decode(part["histogram"]))
         for key in totals:
-            totals[key] += part[key]
+            totals[key] += part.get(key, 0)
         for key, n in part["errors"].items():
             errors[key] = errors.get(key, 0) + n
         for key, n in part["status"].items():
@@ -244,6 +249,7 @@ def _on_quitting(environment: Any, **_: Any) -> None:
         else {},
         "workers_reported": len(MERGED),
         "workers_expected": int(SPEC.get("workers", 1)),
+        "users_expected": int(SPEC.get("users", 0)),
         # Locust's own counts over the whole run (warm-up included): what it sent and
         # had answered, to hold against the server's access log.
         "locust_total_requests": total.num_requests,
