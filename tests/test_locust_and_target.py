@@ -244,3 +244,22 @@ def test_every_locust_user_runs_before_the_window_opens() -> None:
     assert "ramp_in_window" not in {
         n.code for n in warnings_for(full, drive, 32, LoadSettings(1.0, 0.3, ()), True)
     }
+
+
+def test_a_saturated_locust_worker_is_flagged_with_the_workers_needed() -> None:
+    """Issue 25 item 4: each worker measures its own CPU over its window; one at 90% of
+    its core flags the trial, with how many workers the measured rate needs."""
+    from djbench.measure.drivers.base import LoadResult
+    from djbench.measure.trial import Drive, LoadSettings, warnings_for
+    from djbench.reports.words import say
+
+    drive = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
+    settings = LoadSettings(1.0, 0.3, (1,))
+    busy = LoadResult(requests=900, duration_s=1.0, extra={"worker_cpu_percent": [97.0, 88.0]})
+    [flag] = [
+        n for n in warnings_for(busy, drive, 32, settings, True) if n.code.startswith("locust")
+    ]
+    assert flag.params == {"cpu_percent": 97.0, "workers": 2, "needed": 3}
+    assert "this rate needs about 3 (--locust-workers)" in say(flag)
+    calm = LoadResult(requests=900, duration_s=1.0, extra={"worker_cpu_percent": [61.0, 58.0]})
+    assert not [n for n in warnings_for(calm, drive, 32, settings, True) if "locust" in n.code]

@@ -6,6 +6,7 @@ Also the WebSocket idle-connections memory test. Knows nothing about plans or fi
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import resource
 import shlex
@@ -356,6 +357,23 @@ def driver_loops(driver_name: str, settings: LoadSettings) -> int:
     return max(1, cpus)
 
 
+def _locust_workers_busy(result: LoadResult) -> list[Notice]:
+    """Locust: each worker process is one gevent loop on one core; a worker at
+    DRIVER_BUSY_PERCENT of it limits the load whatever the pinned CPUs' average says
+    (remote workers included: each measures itself). Says how many workers the
+    measured rate needs to keep each under 70% (issue 25 item 4)."""
+    loads = [float(x) for x in result.extra.get("worker_cpu_percent") or []]
+    if not loads or max(loads) < DRIVER_BUSY_PERCENT:
+        return []
+    needed = math.ceil(sum(loads) / 70.0)
+    return [
+        Notice(
+            code="locust_worker_busy",
+            params={"cpu_percent": max(loads), "workers": len(loads), "needed": needed},
+        )
+    ]
+
+
 def warnings_for(
     result: LoadResult,
     ran: Drive,
@@ -387,6 +405,7 @@ def warnings_for(
     hung = int(result.extra.get("hung") or 0)
     if hung:
         found.append(Notice(code="hung", params={"count": hung, "driver": driver_name}))
+    found += _locust_workers_busy(result)
     running, users = result.extra.get("users_at_open"), result.extra.get("users_expected")
     if isinstance(running, int) and isinstance(users, int) and users > 0 and running < users:
         # Locust: the window opened while users were still being spawned (issue 25 item 3)

@@ -71,6 +71,11 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "search_http_only": lambda p: "--capacity, --sweep and --churn load HTTP scenarios only",
     "churn_unsupported": lambda p: p["why"],
+    "locust_worker_busy": lambda p: (
+        f"a Locust worker used {p['cpu_percent']:.0f}% of its core (of {p['workers']} "
+        f"worker(s)): the client may be the bottleneck; this rate needs about "
+        f"{p['needed']} (--locust-workers)"
+    ),
     "ramp_in_window": lambda p: (
         f"only {p['running']} of {p['users']} Locust users were running when the window "
         "opened: it measured part of the ramp (give a longer --warmup)"

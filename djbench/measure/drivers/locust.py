@@ -152,6 +152,7 @@ class LocustDriver:
                     "hung",
                     "users_at_open",
                     "users_expected",
+                    "worker_cpu_percent",
                     "workers_reported",
                     "workers_expected",
                     "locust_total_requests",

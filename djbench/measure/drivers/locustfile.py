@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import resource
 import sys
 import time
 from typing import Any
@@ -51,6 +52,8 @@ class Tally:
         self.tokens = 0
         self.hung = 0
         self.users_at_open = 0  # users this process ran when its window opened
+        self.cpu_at_open = 0.0  # this process's CPU seconds when its window opened
+        self.cpu_percent: float | None = None  # of one core, over its window
 
     def during(self, sent: float, now: float) -> bool:
         """In flight during the window: sent by its close, ended after its opening."""
@@ -90,6 +93,7 @@ class Tally:
             "unexpected": self.unexpected,
             "status": self.status,
             "users_at_open": self.users_at_open,
+            "cpu_percent": self.cpu_percent,
         }
 
 
@@ -174,10 +178,14 @@ def _window(environment: Any) -> None:
     gevent.sleep(warmup)
     TALLY.opened = time.monotonic()
     TALLY.users_at_open = int(getattr(environment.runner, "user_count", 0) or 0)
+    TALLY.cpu_at_open = _cpu_seconds()
     if not isinstance(environment.runner, WorkerRunner):
         _mark("open")
     gevent.sleep(duration)
     TALLY.closed = time.monotonic()
+    window = TALLY.closed - TALLY.opened
+    if window > 0:  # each worker's own saturation (issue 25 item 4): one gevent loop, one core
+        TALLY.cpu_percent = round((_cpu_seconds() - TALLY.cpu_at_open) / window * 100, 1)
     if not isinstance(environment.runner, WorkerRunner):
         _mark("closed")
     gevent.sleep(SEND_GRACE_S)
@@ -186,6 +194,11 @@ def _window(environment: Any) -> None:
         environment.runner.send_message("djbench_tally", TALLY.payload())
     elif not isinstance(environment.runner, MasterRunner):
         MERGED.append(TALLY.payload())
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _mark(event: str) -> None:
@@ -250,6 +263,9 @@ def _on_quitting(environment: Any, **_: Any) -> None:
         "workers_reported": len(MERGED),
         "workers_expected": int(SPEC.get("workers", 1)),
         "users_expected": int(SPEC.get("users", 0)),
+        "worker_cpu_percent": [
+            part["cpu_percent"] for part in MERGED if part.get("cpu_percent") is not None
+        ],
         # Locust's own counts over the whole run (warm-up included): what it sent and
         # had answered, to hold against the server's access log.
         "locust_total_requests": total.num_requests,
