@@ -206,3 +206,33 @@ def test_connections_per_thread_and_an_asgi_leak_on_postgresql(
     guide = tmp_path / "guide.md"
     call_command("benchguide", str(path), "--output", str(guide), stdout=StringIO())
     assert "What it costs the rest of your system" in guide.read_text()
+
+
+def test_threads_that_grow_over_a_soak_are_flagged() -> None:
+    """Over a soak (one long window), the trend of the tree's threads and descriptors:
+    a thread a minute for ten minutes grows; steady counts with noise do not."""
+    import random
+
+    from djbench.results.model import MemoryPoint, Timeline
+
+    rng = random.Random(7)
+
+    def soak(threads_per_s: float) -> Trial:
+        points = [
+            MemoryPoint(
+                t=t, pss=60.0, uss_worker_max=30.0, processes=2,
+                threads=20 + int(threads_per_s * t) + rng.choice((0, 1)),
+                fds=40 + rng.choice((0, 1, 2)),
+            )
+            for t in range(0, 600, 5)
+        ]  # fmt: skip
+        trial = _trial(threads=(20, 30, 30))
+        trial.timeline = Timeline(interval_s=5.0, poll_s=0.25, memory=points)
+        return trial
+
+    leaking = held(_entry([soak(1 / 60)]))
+    assert leaking is not None
+    [grow] = [v for v in leaking.verdicts if v.code == "threads_grow_soak"]
+    assert 40 < grow.params["per_hour"] < 80 and "an hour over the soak" in say(grow)
+    steady = held(_entry([soak(0.0)]))
+    assert steady is not None and not [v for v in steady.verdicts if "soak" in v.code]

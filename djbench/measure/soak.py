@@ -75,6 +75,8 @@ def timeline(
             pss=round((s.pss or 0) / MB, 2),
             uss_worker_max=round((s.uss_worker_max or 0) / MB, 2),
             processes=s.processes,
+            threads=s.threads,
+            fds=s.fds,
         )
         for s in watcher.samples
         if s.pss is not None and s.processes

@@ -204,6 +204,14 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"threads rose by {p['least']}-{p['most']} within every one of {p['trials']} "
         "windows (after the warm-up): a thread pool that keeps growing"
     ),
+    "threads_grow_soak": lambda p: (
+        f"threads grew {p['per_hour']:+,.1f} an hour over the soak (95% "
+        f"{p['ci95'][0]:+,.1f} to {p['ci95'][1]:+,.1f})"
+    ),
+    "fds_grow_soak": lambda p: (
+        f"open descriptors grew {p['per_hour']:+,.1f} an hour over the soak (95% "
+        f"{p['ci95'][0]:+,.1f} to {p['ci95'][1]:+,.1f})"
+    ),
     "fds_grow": lambda p: (
         f"open descriptors rose by {p['least']}-{p['most']} within every one of "
         f"{p['trials']} windows: descriptors that are not closed"

@@ -194,6 +194,8 @@ class MemoryPoint(Model):
     pss: float
     uss_worker_max: float
     processes: int
+    threads: int | None = Field(default=None, description="over the tree")
+    fds: int | None = Field(default=None, description="open descriptors over the tree")
 
 
 class Restart(Model):

@@ -17,11 +17,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from djbench.results import stats
 from djbench.results.model import Notice, PairResult, Trial
 
 GROWTH_TRIALS = 3  # a growth verdict needs at least this many trials in a row
 THREADS_GROWTH = 2  # ... and this much more at the end than at the start
 FDS_GROWTH = 8
+# Over a soak: growth per hour beyond these, with the trend's interval above 0
+THREADS_PER_HOUR = 10.0
+FDS_PER_HOUR = 50.0
 PRODUCTION_WORKERS = 8  # the worker count the cost is projected to ("at 8 workers ...")
 TOO_MANY = ("too many clients", "too many connections")  # PostgreSQL: server, role or db limit
 
@@ -98,7 +102,28 @@ def _verdicts(entry: PairResult, figures: Held, trials: list[Trial]) -> list[Not
     exhausted = sum(c for _, m, c in figures.exceptions if any(t in m for t in TOO_MANY))
     if exhausted:
         said.append(Notice(code="db_exhausted", params={"count": exhausted}))
-    said += _growth(trials)
+    said += _growth(trials) + _soak_growth(trials)
+    return said
+
+
+def _soak_growth(trials: list[Trial]) -> list[Notice]:
+    """Over a soak's time line: threads or descriptors whose trend (stats.trend, its
+    interval widened for autocorrelation) grows beyond the per-hour threshold."""
+    said = []
+    for trial in trials:
+        line = trial.timeline
+        if line is None:
+            continue
+        for what, threshold in (("threads", THREADS_PER_HOUR), ("fds", FDS_PER_HOUR)):
+            points = [(m.t, float(v)) for m in line.memory if (v := getattr(m, what)) is not None]
+            found = stats.trend(points, threshold)
+            if found["verdict"] == "grows":
+                said.append(
+                    Notice(
+                        code=f"{what}_grow_soak",
+                        params={"per_hour": round(found["per_hour"], 1), "ci95": found["ci95"]},
+                    )
+                )
     return said
 
 
