@@ -1,7 +1,7 @@
 """How far this machine's measurements can be trusted: the load drivers' ceiling and
 the sampler's cost. Figures, not tests: printed and saved, never asserted.
 
-- Driver ceiling: wrk, the builtin driver and Locust (one worker: its ceiling per
+- Driver ceiling: wrk, the builtin driver, h2load (HTTP/1.1) and Locust (one worker: its ceiling per
   worker) against the same fast target (Caddy answering a static 200 from memory,
   written in Go), interleaved, pinned apart.
 - Observer cost: a Django server's req/s with runbench's memory/CPU sampler on and off,
@@ -112,7 +112,8 @@ def driver_ceiling(
             "XDG_CONFIG_HOME": str(work / "config"),
         },
     )
-    names = [n for n in ("wrk", "builtin", "locust") if DRIVERS[n].available()]
+    # h2load over HTTP/1.1 (--h1), so that its ceiling compares with wrk's
+    names = [n for n in ("wrk", "builtin", "locust", "h2load") if DRIVERS[n].available()]
     found: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     with running(tree):
         tree.wait_ready(f"http://127.0.0.1:{port}/")
@@ -272,6 +273,9 @@ def run(
         if "wrk" in by_name and "locust" in by_name:
             report["locust_worker_over_wrk"] = round(by_name["locust"] / by_name["wrk"], 3)
             say(f"one Locust worker / wrk = {report['locust_worker_over_wrk']:.2f}")
+        if "wrk" in by_name and "h2load" in by_name:
+            report["h2load_over_wrk"] = round(by_name["h2load"] / by_name["wrk"], 3)
+            say(f"h2load (HTTP/1.1) / wrk = {report['h2load_over_wrk']:.2f}")
         report["observer"] = []
         report["agreement"] = []
         for workers in (1, 4):

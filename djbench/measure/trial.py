@@ -72,6 +72,7 @@ class LoadSettings:
     driver_workers: int = 1  # Locust: worker processes
     master_bind: str | None = None  # Locust: where its master listens (None: loopback)
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
+    protocol: str = "h1"  # --protocol: what h2load speaks (the other drivers: HTTP/1.1)
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,7 @@ def load_spec(
         series=settings.series,
         workers=settings.driver_workers,
         master_bind=settings.master_bind,
+        protocol=settings.protocol,
     )
 
 
@@ -596,6 +598,11 @@ def run_trial(
     proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
     rate = error_rate(result)
     invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)
+    if settings.protocol == "h2" and _no_http2(result):
+        # Judged by what the server answered, not by a flag (issue 27): over http://,
+        # h2c with prior knowledge is not negotiated, a server that lacks it answers none
+        got = result.extra.get("protocol") if result.requests else "no HTTP/2 answer"
+        invalid = Notice(code="protocol_refused", params={"asked": "HTTP/2", "got": got})
     closed_loop = settings.rate is None or scenario.kind == "websocket"
     served, _, source = in_flight(result, connections)
     return Trial(
@@ -631,6 +638,11 @@ def run_trial(
         timeline=timeline,
         resources=_resources(watch, samplers[0]) if samplers and started else None,
     )
+
+
+def _no_http2(result: LoadResult) -> bool:
+    spoken = result.extra.get("protocol")
+    return spoken not in ("h2", "h2c") or result.requests == 0  # no answer of any status
 
 
 def _warm_up(

@@ -71,6 +71,8 @@ class RunOptions(BaseModel):
     warmup: float = 1.0
     trials: int = 3
     driver: str = "auto"
+    # --protocol: h1 or h2 (h2c over http://), spoken by --driver h2load (issue 27)
+    protocol: str = "h1"
     rate: float | None = None
     max_error_rate: float = 0.01
     ws_idle: int = 1000
@@ -305,6 +307,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         warmup=warmup,
         trials=trials,
         driver=options.get("driver") or "auto",
+        protocol=protocol_of(options),
         rate=rate,
         max_error_rate=max_error_rate,
         ws_idle=ws_idle,
@@ -354,6 +357,22 @@ def target_url(raw: Any) -> str | None:
         raise OptionError(f"--target: {raw!r} has no valid port") from None
     host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname
     return f"http://{host}:{port or 80}"
+
+
+PROTOCOLS = ("h1", "h2")
+
+
+def protocol_of(options: dict[str, Any]) -> str:
+    """--protocol h1|h2: HTTP/2 is spoken by h2load only (builtin, wrk and Locust speak
+    HTTP/1.1); h2 over http:// is h2c with prior knowledge."""
+    raw = options.get("protocol")
+    if raw is None:
+        return "h1"
+    if raw not in PROTOCOLS:
+        raise OptionError(f"--protocol takes {' or '.join(PROTOCOLS)}, got {raw!r}")
+    if raw == "h2" and options.get("driver") != "h2load":
+        raise OptionError("--protocol h2 needs --driver h2load (the other drivers speak HTTP/1.1)")
+    return str(raw)
 
 
 def locust_workers(raw: Any) -> int:

@@ -44,7 +44,7 @@ def _how(p: dict[str, Any]) -> str:
     """How a Little's-law in-flight figure was read (the driver's own count is worded
     by the phrases themselves)."""
     if p.get("source") == "littles_law":
-        return "Little's law, allowing for the requests wrk's window end cuts"
+        return "Little's law, allowing for the requests the driver's window end cuts"
     return "Little's law"  # files written before the source was recorded
 
 
@@ -71,6 +71,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     ),
     "search_http_only": lambda p: "--capacity, --sweep and --churn load HTTP scenarios only",
     "churn_unsupported": lambda p: p["why"],
+    "protocol_refused": lambda p: (
+        f"asked for {p['asked']}, the server spoke {p['got']} (the protocol h2load "
+        "negotiated): it does not serve HTTP/2 this way"
+    ),
     "locust_worker_busy": lambda p: (
         f"a Locust worker used {p['cpu_percent']:.0f}% of its core (of {p['workers']} "
         f"worker(s)): the client may be the bottleneck; this rate needs about "
@@ -102,7 +106,8 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         "the latency percentiles"
     ),
     "window_edge": lambda p: (
-        f"wrk's window is short for this latency: its end may have cut up to "
+        "the driver's window (wrk, h2load) is short for this latency: its end may have "
+        f"cut up to "
         f"{p['bound_percent']:.1f}% of the completions (one request per connection); "
         f"--duration {p['duration_s']:g} or --driver builtin (steady-state window) avoid it"
     ),

@@ -98,6 +98,8 @@ def summarise(entry: PairResult, rounds: list[DeploymentRound]) -> None:
     if invalid and entry.status == "ok":
         entry.status = "invalid"
         entry.reason = invalid[0].invalid or Notice(code="too_many_errors")
+        if entry.reason.code == "protocol_refused":  # the server cannot, not a bad run
+            entry.status = "incompatible"
     latency = {
         p: describe(
             [v for t in valid if (v := getattr(t.latency_ms, p)) is not None],

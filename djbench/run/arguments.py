@@ -19,7 +19,11 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a(
         "--driver",
         default="auto",
-        help="auto, builtin, wrk or locust (auto: builtin, steady-state windows)",
+        help="auto, builtin, wrk, locust or h2load (auto: builtin, steady-state windows)",
+    )
+    a(
+        "--protocol",
+        help="h1 (default) or h2: what --driver h2load speaks (h2 over http:// is h2c)",
     )
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")

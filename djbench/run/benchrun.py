@@ -514,6 +514,7 @@ def benchmark(
         growth_threshold=opts.soak_threshold,
         driver_workers=opts.locust_workers,
         master_bind=opts.locust_master_bind,
+        protocol=opts.protocol,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
     if opts.config_from is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from djbench.measure.drivers.base import Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.builtin import BuiltinDriver
+from djbench.measure.drivers.h2load import H2loadDriver
 from djbench.measure.drivers.locust import LocustDriver
 from djbench.measure.drivers.wrk import WrkDriver
 
@@ -14,6 +15,7 @@ DRIVERS: dict[str, Driver] = {
     "wrk": WrkDriver(),
     "builtin": BuiltinDriver(),
     "locust": LocustDriver(),
+    "h2load": H2loadDriver(),
 }
 
 

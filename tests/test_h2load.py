@@ -1,0 +1,94 @@
+"""h2load as a driver (issue 27 item 3): its output parsed from recorded runs (HTTP/1.1
+and h2c), and live: HTTP/2 judged by the protocol h2load negotiated, a server that does
+not speak it `incompatible` with the reason."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from djbench.measure.drivers.base import LoadSpec
+from djbench.measure.drivers.h2load import H2loadDriver, parse_output
+from djbench.results import store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "h2load"
+
+
+def test_an_h2c_run_is_parsed_with_latencies_from_its_request_log() -> None:
+    text = (FIXTURES / "h2c-hypercorn.txt").read_text()
+    result = parse_output(text, expect_status=200)
+    requests = sum(1 for line in text.splitlines() if line[:1].isdigit() and "\t200\t" in line)
+    assert result.requests == requests > 0
+    assert result.extra["protocol"] == "h2c" and result.status == {"200": requests}
+    assert 0 < result.latency_ms["p50"] <= result.latency_ms["p99"] <= result.latency_ms["max"]
+    assert result.error_count == 0 and result.unexpected == 0 and result.duration_s > 0
+
+
+def test_an_http1_run_and_failed_streams() -> None:
+    text = (FIXTURES / "h1-uvicorn.txt").read_text()
+    result = parse_output(text)
+    assert result.extra["protocol"] == "http/1.1" and result.requests > 0
+    # A failed stream (status -1) is an error, never a latency.
+    broken = text + "1700000000000000\t-1\t5000\n"
+    assert parse_output(broken).errors["read"] == result.errors["read"] + 1
+    assert parse_output(broken).requests == result.requests
+
+
+def test_the_command_line() -> None:
+    driver = H2loadDriver()
+    spec = LoadSpec(
+        host="127.0.0.1", port=8000, method="GET", path="/api/sync/health", body=None,
+        content_type=None, connections=32, duration=2.0, headers=(("Cookie", "a=b"),),
+        protocol="h2",
+    )  # fmt: skip
+    argv = driver.argv(spec)
+    assert argv[-1] == "http://127.0.0.1:8000/api/sync/health" and "--h1" not in argv
+    assert argv[argv.index("--duration") + 1] == "2000ms"
+    assert argv[argv.index("--max-concurrent-streams") + 1] == "1"
+    assert "Cookie: a=b" in argv
+    import dataclasses
+
+    assert "--h1" in driver.argv(dataclasses.replace(spec, protocol="h1"))
+
+
+def test_protocol_options_are_checked() -> None:
+    with pytest.raises(CommandError, match="--protocol h2 needs --driver h2load"):
+        call_command("runbench", "--protocol", "h2", stdout=StringIO())
+    with pytest.raises(CommandError, match="--protocol takes h1 or h2"):
+        call_command("runbench", "--protocol", "h3", "--driver", "h2load", stdout=StringIO())
+
+
+def _need_h2load() -> None:
+    if shutil.which("h2load") is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("h2load is not installed (CI=true: .ci/run installs nghttp2-client)")
+        pytest.skip("h2load is not installed (apt-get install nghttp2-client)")
+
+
+@pytest.mark.servers
+def test_http2_is_judged_by_what_was_negotiated(
+    live_database: str, tmp_path: Path, one_pass: None
+) -> None:
+    """Hypercorn speaks h2c; gunicorn's sync worker does not, and is `incompatible`
+    with the protocol h2load got, never measured as if it were HTTP/2."""
+    _need_h2load()
+    call_command(
+        "runbench", "--driver", "h2load", "--protocol", "h2",
+        "--servers", "hypercorn,gunicorn-sync", "--scenarios", "health-sync",
+        "--trials", "1", "--duration", "1", "--warmup", "0.5", "--ws-idle", "0",
+        "--no-setup", "--output", str(tmp_path), stdout=StringIO(),
+    )  # fmt: skip
+    [path] = tmp_path.glob("*.json")
+    by_server = {e.server: e for e in store.load(path).results}
+    hypercorn = by_server["hypercorn"]
+    assert hypercorn.status == "ok", hypercorn.reason
+    assert hypercorn.trials[0].extra["protocol"] == "h2c" and hypercorn.trials[0].requests > 0
+    sync = by_server["gunicorn-sync"]
+    assert sync.status == "incompatible" and sync.reason is not None
+    assert sync.reason.code == "protocol_refused"
