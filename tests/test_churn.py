@@ -63,7 +63,7 @@ def test_churn_refuses_what_it_would_ignore() -> None:
 def test_a_reload_and_a_killed_worker_under_load(
     live_database: str, tmp_path: Path, one_pass: None
 ) -> None:
-    rate, window = 50.0, 4.0
+    rate, window = 50.0, 3.0
     out = StringIO()
     call_command(
         "runbench", "--churn", "reload,kill-worker", "--servers", "gunicorn-sync,uvicorn,daphne",

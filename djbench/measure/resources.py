@@ -30,7 +30,10 @@ from djbench.launch.process import ProcessTree
 from djbench.results.model import DbConnections, ExceptionCount, Resources
 
 POLL_S = 0.25
-AFTER_S = 0.3  # the "after" reading: what the server keeps once the load has stopped
+# The "after" reading: what the server keeps once the load has stopped. Taken in a
+# thread AFTER_S after the window closes, joined when the trial is recorded (the driver
+# is usually still draining by then, so the wait costs the run next to nothing).
+AFTER_S = 0.2
 TOP_EXCEPTIONS = 5
 QUERY = (
     "SELECT coalesce(state, 'unknown'), count(*), application_name = %s "
@@ -72,6 +75,8 @@ class DbPoller:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="db-poller", daemon=True)
         self._connection: Any = None
+        self._after: threading.Thread | None = None
+        self._after_reading: tuple[dict[str, int], int] | None = None
 
     def start(self) -> DbPoller:
         try:
@@ -105,16 +110,27 @@ class DbPoller:
             if (reading := self.read()) is not None:
                 self.readings.append(reading)
 
-    def stop(self) -> DbConnections | None:
-        """Stop polling; one reading AFTER_S later; the window's figures."""
+    def stop(self) -> None:
+        """Stop polling; the "after" reading AFTER_S later, in a thread (see `result`)."""
         if self._connection is None:
-            return None
+            return
         self._stop.set()
+        self._after = threading.Thread(target=self._read_after, name="db-after", daemon=True)
+        self._after.start()
+
+    def _read_after(self) -> None:
         self._thread.join(timeout=5)
         time.sleep(AFTER_S)
-        after = self.read()
+        self._after_reading = self.read()
         with contextlib.suppress(Exception):
             self._connection.close()
+
+    def result(self) -> DbConnections | None:
+        """The window's figures (waits for the "after" reading)."""
+        if self._connection is None or self._after is None:
+            return None
+        self._after.join(timeout=10)
+        after = self._after_reading
         during = self.readings or ([after] if after else [])
         if not during:
             return None
@@ -195,13 +211,15 @@ class ResourceWatch:
         self._stopped = True
         self.exceptions = self.lines.read()
         if self.db is not None:
-            self.connections = self.db.stop()
+            self.db.stop()
+
+    def record(self, threads: list[int], fds: list[int]) -> Resources | None:
+        if self.db is not None:
+            self.connections = self.db.result()
         if self.connections is not None:
             reported = self.lines.settings()
             self.connections.conn_max_age = reported.get("conn_max_age")
             self.connections.pool_max = reported.get("pool_max")
-
-    def record(self, threads: list[int], fds: list[int]) -> Resources | None:
         if not threads or not fds:
             return None
         return Resources(

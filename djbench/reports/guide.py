@@ -693,7 +693,7 @@ def system_cost_recommendation(run: Run) -> Recommendation:
     lines.append(
         "\nThreads and descriptors are summed over the server's processes (peak over the "
         "trials); a connection count is the most seen at one reading (every 0.25 s) and "
-        '"after" 0.3 s after the load stopped. Under ASGI, Django runs each request\'s '
+        '"after" 0.2 s after the load stopped. Under ASGI, Django runs each request\'s '
         "sync code in a thread of its own: persistent connections (`CONN_MAX_AGE` > 0) "
         "then stay open in threads nobody reuses; Django's docs advise turning them off "
         'under ASGI and using a pool (Django >= 5.1: `OPTIONS["pool"]`).'

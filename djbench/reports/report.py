@@ -606,7 +606,7 @@ def held_section(runs: list[Run]) -> Section | None:
         title="What each server held: threads, descriptors, database connections",
         intro="Peaks over the trials, summed over the server's processes; database "
         "connections on PostgreSQL only (pg_stat_activity, by the application_name runbench "
-        "gives the server), the most at one reading and 0.3 s after the load; layout: the "
+        "gives the server), the most at one reading and 0.2 s after the load; layout: the "
         "connections its workers and threads (or pool) explain.",
         headers=[
             *("server", "scenario", "threads", "fds", "DB conns", "after", "layout"),
