@@ -160,8 +160,9 @@ def _record(
             best[dep.server.name] = (final, dep.config or dep.label)
     for dep in candidates:
         server, config = dep.server.name, dep.config or dep.label
-        figures = [f for f in (screen.figures.get(dep.label), finals.figures.get(dep.label))]
+        figures = [screen.figures.get(dep.label), finals.figures.get(dep.label)]
         ran = [dep.label in screen.figures, dep.label in finals.figures]
+        lost = best.get(server, (0.0, ""))[1] != config
         record.candidates.append(
             TuneCandidate(
                 server=server,
@@ -173,13 +174,19 @@ def _record(
                 rps=[round(f, 1) for f in figures if f],
                 score=round(figures[1] or figures[0] or 0, 1) or None,
                 outcome=_outcome(dep, best, ran, figures, finalist_labels),
-                dropped_after=(1 if ran[0] and dep.label not in finalist_labels else
-                               2 if ran[1] and best.get(server, (0, ""))[1] != config else None),
+                dropped_after=_dropped_after(ran, dep.label in finalist_labels, lost),
                 why=_why(ran, figures),
             )
         )  # fmt: skip
     record.best = {server: config for server, (_, config) in best.items()}
     record.skipped += _skipped(candidates, screen, finals, finalist_labels, record.best)
+
+
+def _dropped_after(ran: list[bool], finalist: bool, lost: bool) -> int | None:
+    """1: screened and not a finalist; 2: a finalist that lost; None: neither."""
+    if ran[0] and not finalist:
+        return 1
+    return 2 if ran[1] and lost else None
 
 
 def _outcome(
