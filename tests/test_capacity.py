@@ -107,35 +107,6 @@ def test_the_bracket_walks_down_when_the_first_rate_fails() -> None:
     assert state.next_rate() == 37.5  # bisecting 25 (passed) and 50 (failed)
 
 
-@pytest.mark.servers
-def test_runbench_capacity_end_to_end(live_database: str, tmp_path: Path) -> None:
-    """One real server, searched within a budget; the report draws the curve and the
-    guide leads with the capacity."""
-    if connection.vendor != "sqlite":
-        pytest.skip("independent of the database: run in the SQLite pass only")
-    out = StringIO()
-    started = time.monotonic()
-    call_command(
-        "runbench", "--capacity", "--servers", "gunicorn-sync", "--scenarios", "health-sync",
-        "--duration", "0.6", "--warmup", "0.3", "--ws-idle", "0", "--budget", "30s",
-        "--no-setup", "--output", str(tmp_path), stdout=out,
-    )  # fmt: skip
-    assert time.monotonic() - started < 30 + 30  # no window starts past the budget
-    [path] = tmp_path.glob("*.json")
-    document = store.load(path)
-    [entry] = document.results
-    found = entry.capacity
-    assert found is not None and found.steps and document.plan.capacity_slo_ms == 100.0
-    assert all(s.connections >= capacity.connections_for(s.offered, 100.0) for s in found.steps)
-    assert found.rps is not None or found.stopped in ("budget", "ceiling", "unconfirmed")
-    assert "Capacity at p99 <= 100 ms" in out.getvalue()
-    html, guide = tmp_path / "report.html", tmp_path / "guide.md"
-    call_command("benchreport", str(path), "--html", str(html), stdout=StringIO())
-    assert "Capacity at p99 &lt;= 100 ms: health-sync" in html.read_text()
-    call_command("benchguide", str(path), "--output", str(guide), stdout=StringIO())
-    assert "Capacity at a latency target" in guide.read_text()
-
-
 def test_capacity_refuses_what_it_would_ignore() -> None:
     with pytest.raises(CommandError, match="leave out --soak"):
         call_command("runbench", "--capacity", "--soak", "10m", stdout=StringIO())
@@ -174,7 +145,8 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
 ) -> None:
     """`--tune --objective capacity` end to end on one server's two layouts: both screened,
     both finalists, the best the one with the higher confirmed capacity, its file written;
-    the guide's tuning answer says screened and confirmed, and only finals are capacities."""
+    the guide's tuning answer says screened and confirmed, and only finals are capacities
+    (this is also the end-to-end test of `--capacity`'s console, report and guide)."""
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
     out = StringIO()
@@ -198,11 +170,19 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
     [winner] = [c for c in record.candidates if c.outcome == "best"]
     assert winner.rps[-1] == confirmed[best] and winner.rounds == 2
     assert (tmp_path / path.stem / "tuned" / "uvicorn.json").exists()
-    guide = tmp_path / "guide.md"
+    # Every step kept the load open, and the finals are the run's capacities: in the
+    # console, in the report's curve and at the head of the guide (the screening is not).
+    steps = [s for c in finals.values() if c for s in c.steps]
+    assert all(s.connections >= capacity.connections_for(s.offered, 100.0) for s in steps)
+    assert "Capacity at p99 <= 100 ms" in out.getvalue()
+    assert "(screening)" not in out.getvalue()
+    html, guide = tmp_path / "report.html", tmp_path / "guide.md"
+    call_command("benchreport", str(path), "--html", str(html), stdout=StringIO())
+    assert "Capacity at p99 &lt;= 100 ms: health-sync" in html.read_text()
     call_command("benchguide", str(path), "--output", str(guide), stdout=StringIO())
     text = guide.read_text()
+    assert "Capacity at a latency target" in text
     assert "confirmed capacity" in text and "screened" in text
-    assert "(screening)" not in out.getvalue()
 
 
 def test_a_low_rate_may_miss_99_percent_by_less_than_one_request() -> None:

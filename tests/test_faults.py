@@ -150,7 +150,7 @@ def server_processes(seen: dict[int, psutil.Process], name: str) -> list[psutil.
 
 
 def test_a_worker_killed_mid_trial_is_recorded_and_the_run_goes_on(
-    live_database: str, tmp_path: Path
+    live_database: str, tmp_path: Path, one_pass: None
 ) -> None:
     mark = f"worker-kill-{os.getpid()}-{time.monotonic_ns()}"
     proc = runbench(
@@ -177,7 +177,7 @@ def test_a_worker_killed_mid_trial_is_recorded_and_the_run_goes_on(
 
 
 def test_a_master_killed_mid_trial_fails_that_server_and_the_run_goes_on(
-    live_database: str, tmp_path: Path
+    live_database: str, tmp_path: Path, one_pass: None
 ) -> None:
     mark = f"master-kill-{os.getpid()}-{time.monotonic_ns()}"
     proc = runbench(

@@ -77,7 +77,7 @@ def run(*args: str) -> str:
 
 @pytest.mark.servers
 def test_locust_master_and_two_workers_agree_with_the_servers_access_log(
-    own_server: tuple[str, int, Path], tmp_path: Path
+    own_server: tuple[str, int, Path], tmp_path: Path, one_pass: None
 ) -> None:
     _need_locust()
     url, pid, log = own_server

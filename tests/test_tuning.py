@@ -245,6 +245,15 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
     out = StringIO()
+    try:
+        _tune(out, tmp_path)
+    except CommandError:  # say which pairs, not only how many
+        pytest.fail(out.getvalue()[-4000:])
+    [path] = tmp_path.glob("*.json")
+    _check_tuned(path, out, tmp_path)
+
+
+def _tune(out: StringIO, tmp_path: Path) -> None:
     call_command(
         "runbench",
         "--tune",
@@ -254,7 +263,7 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
         "--scenarios",
         "movies-sync",
         "--tune-budget",
-        "50s",
+        "65s",  # round 1 (nine candidates) took over 50 s on a slow day
         "--duration",
         "0.6",
         "--warmup",
@@ -265,11 +274,13 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
         str(tmp_path),
         stdout=out,
     )
-    [path] = tmp_path.glob("*.json")
+
+
+def _check_tuned(path: Path, out: StringIO, tmp_path: Path) -> None:
     document = store.load(path)
     record = document.tuning
     assert record is not None and set(record.best) == {"uwsgi", "gunicorn-sync"}
-    assert record.spent_s <= 50 + 30  # no deployment starts past the budget
+    assert record.spent_s <= 65 + 30  # no deployment starts past the budget
     assert {c.server for c in record.candidates} == {"uwsgi", "gunicorn-sync"}
     assert len(record.candidates) == len(tuning.space("uwsgi", 1)) + len(
         tuning.space("gunicorn-sync", 1)

@@ -398,8 +398,8 @@ async def series(args: argparse.Namespace, tally: Tally, opened: int) -> None:
     """--series S: every S seconds of the window, print its slice and start the next.
     The window's close prints the last slice (stop_series): a boundary that would fall
     at the close itself is left to it, so a 30 s window at 1 s gives 30 slices, never a
-    31st of a few microseconds (whichever of the two timers fired first decided it)."""
-    tally.bucket = Bucket(started=opened)
+    31st of a few microseconds (whichever of the two timers fired first decided it).
+    The first slice is opened by `start_series`, before this task first runs."""
     step = int(args.series * 1e9)
     end = opened + int(args.duration * 1e9)
     boundary = opened
@@ -410,7 +410,18 @@ async def series(args: argparse.Namespace, tally: Tally, opened: int) -> None:
         await asyncio.sleep(max(0.0, (boundary - time.perf_counter_ns()) / 1e9))
         now = time.perf_counter_ns()
         done, tally.bucket = tally.bucket, Bucket(started=now)
-        emit(done, opened, now)
+        if done is not None:
+            emit(done, opened, now)
+
+
+def start_series(args: argparse.Namespace, tally: Tally, opened: int) -> asyncio.Task[None] | None:
+    """The first slice opened at once, with the window: a completion handled before the
+    series task first ran had no slice, and a soak's slices summed to one request fewer
+    than its total (seen once in 30 s at 478 req/s)."""
+    if not args.series:
+        return None
+    tally.bucket = Bucket(started=opened)
+    return asyncio.ensure_future(series(args, tally, opened))
 
 
 async def stop_series(task: asyncio.Task[None] | None, tally: Tally, opened: int) -> None:
@@ -499,7 +510,7 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
         tally.window.opened = now
         tally.flight.start(now)
         mark("open")
-        timeline = asyncio.ensure_future(series(args, tally, now)) if args.series else None
+        timeline = start_series(args, tally, now)
         await asyncio.sleep(args.duration)
         closed = time.perf_counter_ns()
         tally.window.closed = closed
@@ -564,8 +575,8 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
         await asyncio.sleep(max(0.0, (opened - time.perf_counter_ns()) / 1e9))
         tally.flight.start(time.perf_counter_ns())
         mark("open")
-        if args.series:
-            timeline.append(asyncio.ensure_future(series(args, tally, opened)))
+        if (task := start_series(args, tally, opened)) is not None:
+            timeline.append(task)
         await asyncio.sleep(max(0.0, (closed - time.perf_counter_ns()) / 1e9))
         tally.flight.stop(time.perf_counter_ns())
         mark("closed")
