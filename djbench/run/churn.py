@@ -76,9 +76,7 @@ def refusal(deployment: Deployment, kind: str) -> str | None:
         return f"{spec.name} has no graceful reload signal ({spec.features.reload})"
     if kind == "kill-worker" and not spec.multi_worker:
         return f"{spec.name} is one process: killing its worker ends the server"
-    if kind == "recycle" and deployment.recycle is None:
-        return None  # the recycling twin carries it; this one skips the kind
-    return None
+    return None  # recycle: the server's own recycling flags refuse what it cannot do
 
 
 def _kinds_for(deployment: Deployment, kinds: list[str]) -> list[str]:
