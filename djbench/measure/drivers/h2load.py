@@ -7,7 +7,9 @@ Facts (checked with h2load nghttp2/1.52.0):
   window-edge cost does not arise);
 - its summary has no percentiles: latencies come from `--log-file` (here /dev/stdout),
   one tab-separated line per request: start time (us since the epoch), status (-1 for
-  a failed stream), microseconds until the end of the response;
+  a failed stream; 0 for a request still in flight when the main duration ended, which
+  h2load's summary counts as succeeded: djbench leaves those out, as it leaves out what
+  wrk's window end cuts), microseconds until the end of the response;
 - `--rps` paces each client from its actual sends, with no correction for coordinated
   omission: djbench uses h2load closed loop only (its honest use);
 - `http://` URIs speak h2c with prior knowledge unless `--h1`: h2load prints
@@ -109,7 +111,7 @@ def parse_output(stdout: str, expect_status: int | None = None) -> LoadResult:
     seconds = float(main["value"]) * {"ms": 0.001, "s": 1.0, "m": 60.0}[main["unit"]]
     histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
     status: dict[str, int] = {}
-    failed_streams = 0
+    failed_streams = cut = 0
     for line in stdout.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or not parts[0].isdigit():
@@ -117,6 +119,9 @@ def parse_output(stdout: str, expect_status: int | None = None) -> LoadResult:
         code, elapsed = int(parts[1]), int(parts[2])
         if code < 0:
             failed_streams += 1
+            continue
+        if code == 0:  # in flight when the main duration ended: cut, like wrk's window end
+            cut += 1
             continue
         status[str(code)] = status.get(str(code), 0) + 1
         histogram.record_value(min(max(1, elapsed), MAX_LATENCY_US))
@@ -144,5 +149,6 @@ def parse_output(stdout: str, expect_status: int | None = None) -> LoadResult:
             "h2load_total": int(summary["total"]),
             "h2load_succeeded": int(summary["ok"]),
             "h2load_failed": int(summary["failed"]),
+            "cut_at_end": cut,
         },
     )
