@@ -152,7 +152,7 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
     out = StringIO()
     call_command(
         "runbench", "--tune", "--objective", "capacity", "--servers", "uvicorn",
-        "--scenarios", "health-sync", "--duration", "0.4", "--warmup", "0.2",
+        "--scenarios", "health-sync", "--duration", "0.6", "--warmup", "0.3",
         "--ws-idle", "0", "--tune-budget", "150s", "--no-setup", "--output", str(tmp_path),
         stdout=out,
     )  # fmt: skip
