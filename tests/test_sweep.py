@@ -17,7 +17,12 @@ from djbench.results import store, sweep
 from djbench.results.model import SweepStep
 from tests.slowserver import SlowServer, builtin_load
 
-WORKERS, SERVICE_S = 2, 0.02  # at most 100 req/s, reached at 2 connections
+# At most 20 req/s, reached at 2 connections. The service time is long beside a round
+# trip so that 2 connections reach within 5% of the capacity even on a loaded machine:
+# with 20 ms (100 req/s) a CI run's 2.2 ms round trip put 2 connections 10% short and
+# the knee at 4.
+WORKERS, SERVICE_S = 2, 0.1
+CAPACITY = WORKERS / SERVICE_S
 
 
 @pytest.fixture
@@ -27,7 +32,7 @@ def limited(one_pass: None) -> Iterator[SlowServer]:
 
 
 def window(port: int, concurrency: int) -> SweepStep:
-    result = builtin_load(port, concurrency, 1.0, warmup=0.3)
+    result = builtin_load(port, concurrency, 1.5, warmup=0.3)
     rps = result.requests / result.duration_s
     mean = result.latency_ms["mean"]
     return SweepStep(
@@ -39,8 +44,8 @@ def window(port: int, concurrency: int) -> SweepStep:
 def test_the_knee_of_a_server_of_known_capacity(limited: SlowServer) -> None:
     found = sweep.sweep(lambda c: window(limited.port, c), most=64)
     assert found.stopped == "flat"
-    assert found.knee == WORKERS  # 2 connections already reach the 100 req/s
-    assert found.max_rps is not None and 80 <= found.max_rps <= 101
+    assert found.knee == WORKERS  # 2 connections already reach the capacity
+    assert found.max_rps is not None and 0.8 * CAPACITY <= found.max_rps <= 1.01 * CAPACITY
     for step in found.steps:  # Little's law: measured in flight = req/s x mean latency
         assert step.in_flight == pytest.approx(step.littles_in_flight, rel=0.1)
         assert step.in_flight == pytest.approx(step.concurrency, rel=0.1)
