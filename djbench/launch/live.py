@@ -70,6 +70,10 @@ class Deployment:
     # the fields above) and its server-specific knobs (djbench.plan.tuning).
     config: str | None = None
     knobs: tuple[tuple[str, str], ...] = ()
+    # --advertise-host: the client-facing address (the server when direct, Caddy in
+    # front otherwise; a server behind Caddy stays on loopback). Not in the label: the
+    # same deployment loaded from elsewhere.
+    host: str = HOST
 
     @property
     def label(self) -> str:
@@ -134,6 +138,10 @@ def config_record(path: Path) -> dict[str, str]:
     }
 
 
+def url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 @contextlib.contextmanager
 def deploy(
     project: Project, deployment: Deployment, run_dir: Path, health_path: str
@@ -162,13 +170,14 @@ def deploy(
             raise ServerError(refused)
 
     direct = deployment.proxy == "none"
+    front = deployment.host
     if deployment.port is not None:
-        check_port_free(HOST, deployment.port)
-    client_port = deployment.port or free_port(HOST)
+        check_port_free(front, deployment.port)
+    client_port = deployment.port or free_port(front)
     server_port = client_port if direct else free_port(HOST)
     config_file = project.config_file(spec.deploy_file)
     config = LaunchConfig(
-        host=HOST,
+        host=front if direct else HOST,
         port=server_port,
         workers=deployment.workers,
         threads=deployment.threads,
@@ -205,7 +214,7 @@ def deploy(
     proxy: ProcessTree | None = None
     try:
         server.start()
-        startup = server.wait_ready(f"http://{HOST}:{server_port}{health_path}")
+        startup = server.wait_ready(f"http://{url_host(config.host)}:{server_port}{health_path}")
         if not direct:
             state = run_dir / "caddy" / slug
             caddyfile = project.config_file("Caddyfile")
@@ -213,7 +222,7 @@ def deploy(
                 proxy_config = config_record(caddyfile)
             except OSError as exc:
                 raise ServerError(f"caddy: {caddyfile} cannot be read ({exc.strerror})") from None
-            caddy = caddy_launch(caddyfile, HOST, client_port, f"{HOST}:{server_port}", state)
+            caddy = caddy_launch(caddyfile, front, client_port, f"{HOST}:{server_port}", state)
             proxy_argv = pinned(caddy.argv, deployment.cpus)
             proxy = ProcessTree(
                 name="caddy",
@@ -227,12 +236,12 @@ def deploy(
                 update=proxy_config
             )
             proxy.start()
-            proxy.wait_ready(f"http://{HOST}:{client_port}{health_path}")
+            proxy.wait_ready(f"http://{url_host(front)}:{client_port}{health_path}")
         yield LiveServer(
             deployment=deployment,
             server=server,
             proxy=proxy,
-            host=HOST,
+            host=front,
             port=client_port,
             startup_seconds=startup,
             threads=launch.threads,

@@ -70,7 +70,7 @@ class LoadSettings:
     series: float | None = None  # a soak: the window as a time line, slices of this many s
     growth_threshold: float = GROWTH_THRESHOLD_MB_H  # a soak: MB/h where "grows" starts
     driver_workers: int = 1  # Locust: worker processes
-    master_bind: str | None = None  # Locust: where its master listens (None: loopback)
+    master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
     protocol: str = "h1"  # --protocol: what h2load speaks (the other drivers: HTTP/1.1)
 
@@ -239,7 +239,7 @@ def load_spec(
         settle_tolerance=settings.settle_tolerance,
         series=settings.series,
         workers=settings.driver_workers,
-        master_bind=settings.master_bind,
+        master_web=settings.master_web,
         protocol=settings.protocol,
     )
 

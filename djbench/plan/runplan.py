@@ -82,9 +82,15 @@ class RunOptions(BaseModel):
     # Settings axes: environment variable -> values; every combination is a variant.
     axes: dict[str, list[str]] = {}
     # --soak: one long window per pair (seconds), sampled as a time series.
-    # --driver locust: local worker processes, or where its master listens for remote ones
+    # --driver locust: local worker processes, or a master that lasts the whole run
+    # listening at HOST[:PORT] for this many remote workers, waited for so long
     locust_workers: int = 1
     locust_master_bind: str | None = None
+    locust_expect_workers: int = 1
+    locust_join_timeout: float = 120.0
+    # --advertise-host: the address servers djbench starts are bound to and loaded at
+    # (the server as the load machines see it); None: loopback
+    advertise_host: str | None = None
     # Load to (or a Locust master on) an address outside loopback needs saying so.
     allow_remote_target: bool = False
     # --target URL: an already-running deployment (no server started), and --target-pid
@@ -315,9 +321,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         output=str(options.get("output") or "bench-results"),
         setup=not options.get("no_setup", False),
         axes=axes,
-        locust_workers=locust_workers(options.get("locust_workers")),
-        locust_master_bind=options.get("locust_master_bind"),
-        allow_remote_target=bool(options.get("allow_remote_target")),
+        **remote_options(options),
         target=target_url(options.get("target")),
         tune=tune,
         tune_budget=budget,
@@ -375,11 +379,37 @@ def protocol_of(options: dict[str, Any]) -> str:
     return str(raw)
 
 
-def locust_workers(raw: Any) -> int:
+def locust_workers(raw: Any, option: str = "--locust-workers") -> int:
     value = 1 if raw is None else raw
     if not isinstance(value, int) or not 1 <= value <= 64:
-        raise OptionError("--locust-workers takes a count from 1 to 64")
+        raise OptionError(f"{option} takes a count from 1 to 64")
     return value
+
+
+def remote_options(options: dict[str, Any]) -> dict[str, Any]:
+    """--locust-workers, --locust-master-bind and its workers, --advertise-host, checked
+    for what can be checked without the driver (the rest: run.remote)."""
+    bind = options.get("locust_master_bind")
+    expect, wait = options.get("locust_expect_workers"), options.get("locust_join_timeout")
+    if bind is None and (expect is not None or wait is not None):
+        raise OptionError(
+            "--locust-expect-workers and --locust-join-timeout need --locust-master-bind"
+        )
+    if bind is not None and options.get("locust_workers") is not None:
+        raise OptionError(
+            "with --locust-master-bind the workers run elsewhere: say how many with "
+            "--locust-expect-workers, not --locust-workers"
+        )
+    if wait is not None and not 1 <= wait <= 3600:
+        raise OptionError("--locust-join-timeout takes seconds from 1 to 3600")
+    return {
+        "locust_workers": locust_workers(options.get("locust_workers")),
+        "locust_master_bind": bind,
+        "locust_expect_workers": locust_workers(expect, "--locust-expect-workers"),
+        "locust_join_timeout": 120.0 if wait is None else float(wait),
+        "advertise_host": options.get("advertise_host"),
+        "allow_remote_target": bool(options.get("allow_remote_target")),
+    }
 
 
 def parse_axes(raw: str | None) -> dict[str, list[str]]:
@@ -444,8 +474,13 @@ def to_argv(opts: RunOptions) -> list[str]:
         put("--axis", ";".join(f"{k}={','.join(v)}" for k, v in opts.axes.items()))
     put("--recycle", ";".join(opts.recycle) or None)
     if opts.driver == "locust":
-        put("--locust-workers", opts.locust_workers)
-        put("--locust-master-bind", opts.locust_master_bind)
+        if opts.locust_master_bind is None:
+            put("--locust-workers", opts.locust_workers)
+        else:
+            put("--locust-master-bind", opts.locust_master_bind)
+            put("--locust-expect-workers", opts.locust_expect_workers)
+            put("--locust-join-timeout", f"{opts.locust_join_timeout:g}")
+    put("--advertise-host", opts.advertise_host)
     if opts.allow_remote_target:
         argv.append("--allow-remote-target")
     put("--config-from", opts.config_from)

@@ -30,9 +30,26 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
     a(
         "--locust-master-bind",
+        metavar="HOST[:PORT]",
+        help="--driver locust: one master for the whole run listens here (port 5557 by "
+        "default) for workers on other machines; outside loopback needs "
+        "--allow-remote-target",
+    )
+    a(
+        "--locust-expect-workers",
+        type=int,
+        help="--locust-master-bind: the remote workers to wait for (default 1)",
+    )
+    a(
+        "--locust-join-timeout",
+        type=float,
+        help="--locust-master-bind: seconds to wait for them (default 120)",
+    )
+    a(
+        "--advertise-host",
         metavar="HOST",
-        help="--driver locust: the master listens here and waits for --locust-workers "
-        "remote workers (outside loopback needs --allow-remote-target)",
+        help="bind the servers djbench starts here and load them at this address (the "
+        "server as the load machines see it); outside loopback needs --allow-remote-target",
     )
     a(
         "--target",

@@ -58,6 +58,7 @@ from djbench.run import (
     budget,
     capacity,
     churn,
+    remote,
     resume,
     services,
     sessions,
@@ -234,6 +235,7 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             recycle=recycle,
             target=opts.target,
             target_pid=opts.target_pid,
+            host=opts.advertise_host or HOST,
         )
         for spec in selection.servers
         for proxy in selection.proxies
@@ -482,14 +484,7 @@ def benchmark(
         ) from None
     except DriverError as exc:
         raise OptionError(str(exc)) from None
-    if opts.locust_master_bind is not None:
-        if driver.name != "locust":
-            raise OptionError("--locust-master-bind is for --driver locust")
-        if not loopback(opts.locust_master_bind) and not opts.allow_remote_target:
-            raise OptionError(
-                f"--locust-master-bind {opts.locust_master_bind} is outside loopback: workers "
-                "on other machines would drive the load; add --allow-remote-target to mean it"
-            )
+    remote.check(opts, driver.name, loopback)
     chosen = selection.scenarios
     default_set = selection.scenario_file.profiles.get(opts.profile)
     if not opts.scenarios_given and default_set:
@@ -512,8 +507,7 @@ def benchmark(
         max_error_rate=opts.max_error_rate,
         series=None if opts.soak is None else soak_interval(opts.soak),
         growth_threshold=opts.soak_threshold,
-        driver_workers=opts.locust_workers,
-        master_bind=opts.locust_master_bind,
+        driver_workers=remote.driver_workers(opts),
         protocol=opts.protocol,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
@@ -564,8 +558,9 @@ def benchmark(
             terminate_on_signals(),
             pinned_self(selection.driver_cpus),
             progress_bar(console, total) as progress,
+            remote.master_for(opts, plan, run_dir, selection.driver_cpus, console) as planned,
         ):
-            execute(selection, opts, plan, recorder, run_dir, progress, until_round, started)
+            execute(selection, opts, planned, recorder, run_dir, progress, until_round, started)
             searched = opts.capacity or opts.sweep
             if opts.budget is not None and until_round is None and not searched:
                 console.print(escape(budget_text(document.plan)))

@@ -46,7 +46,7 @@ class LoadSpec:
     settle_tolerance: float = 0.05
     series: float | None = None  # the builtin driver's time line (soak): seconds per slice
     workers: int = 1  # driver processes that make the load (Locust's workers)
-    master_bind: str | None = None  # Locust: where the master listens for remote workers
+    master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
     protocol: str = "h1"  # h2load: h1 (--h1) or h2 (h2c over http://)
 
     def url(self) -> str:

@@ -7,13 +7,14 @@ environment variable) and reads the merged result line its master prints.
 Facts (Locust 2.47): ``--processes N`` forks N local workers under one master (one
 process tree, so djbench stops it like any other); the master listens on every
 interface (``*``) unless told otherwise, so djbench always passes
-``--master-bind-host`` (loopback unless ``--locust-master-bind`` and
-``--allow-remote-target`` say otherwise); Locust's own response-time buckets round to
+``--master-bind-host``; Locust's own response-time buckets round to
 whole milliseconds below 100 ms, 10 ms below 1 s and 100 ms above, so djbench's
 locustfile records each request's latency itself (HDR histogram, microseconds);
-``--run-time`` takes whole seconds. Remote workers run the same locustfile with
-``--worker --master-host HOST --master-port PORT`` and the same DJBENCH_LOCUST
-variable (README: "Two machines").
+``--run-time`` takes whole seconds; a headless master tells its workers to quit when
+its run ends, so remote workers (``--locust-master-bind``) join a master that lives for
+the whole run instead (djbench.measure.drivers.locustmaster), and each trial is driven through
+it by ``locustctl``. ``locust --worker -f -`` fetches the locustfile from the master
+(README: "Two machines").
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import importlib.util
 import json
 import math
 import subprocess
+import sys
 from pathlib import Path
 
 from djbench.measure.drivers.base import DriverError, LoadResult, LoadSpec, marked_json
@@ -69,13 +71,13 @@ class LocustDriver:
         return math.ceil(spec.warmup + spec.duration + SEND_GRACE_S + MARGIN_S)
 
     def argv(self, spec: LoadSpec) -> list[str]:
+        from djbench.launch.process import free_port
         from djbench.launch.servers import executable_path
 
-        bind = spec.master_bind or "127.0.0.1"
-        from djbench.launch.process import free_port
-
-        port = str(free_port("127.0.0.1" if spec.master_bind is None else bind))
-        argv = [
+        if spec.master_web is not None:  # a lasting master (remote workers): drive it
+            return [sys.executable, "-m", "djbench.measure.drivers.locustctl", spec.master_web]
+        port = str(free_port("127.0.0.1"))
+        return [
             executable_path("locust") or "locust",
             "-f",
             str(LOCUSTFILE),
@@ -89,7 +91,7 @@ class LocustDriver:
             "--stop-timeout",
             "1",
             "--master-bind-host",
-            bind,
+            "127.0.0.1",
             "--master-bind-port",
             port,
             "--loglevel",
@@ -99,14 +101,15 @@ class LocustDriver:
             # request would read as the driver failing.
             "--exit-code-on-error",
             "0",
-        ]
-        if spec.master_bind is None:
             # Local workers, one process tree; the forked workers connect to
             # --master-host/--master-port (not to the bind address: both are given).
-            argv += ["--processes", str(spec.workers), "--master-host", bind, "--master-port", port]
-        else:
-            argv += ["--master", "--expect-workers", str(spec.workers)]  # remote workers join
-        return argv
+            "--processes",
+            str(spec.workers),
+            "--master-host",
+            "127.0.0.1",
+            "--master-port",
+            port,
+        ]
 
     def env(self, spec: LoadSpec) -> dict[str, str]:
         config = {
@@ -124,6 +127,7 @@ class LocustDriver:
             "timeout": spec.timeout,
             "workers": spec.workers,
             "users": spec.connections,
+            "spawn_rate": spawn_rate(spec.connections, spec.warmup),
         }
         return {VARIABLE: json.dumps(config), "PYTHONUNBUFFERED": "1"}
 
@@ -157,6 +161,8 @@ class LocustDriver:
                     "workers_expected",
                     "locust_total_requests",
                     "locust_total_failures",
+                    "worker_probe",
+                    "windows_wall",
                 )
                 if k in data
             },

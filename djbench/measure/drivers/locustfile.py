@@ -11,6 +11,14 @@ to the master (Locust's worker-to-master messages, so remote workers need no sha
 disk); the master merges them and prints one ``DJBENCH-LOCUST`` line when it quits,
 with Locust's own totals beside them (to check against the server's access log).
 With no worker (a local run) the single process does both.
+
+A master that lives for the whole run (``--locust-master-bind``: remote workers join
+once and stay) is driven through routes this file adds to its web UI, which djbench
+binds to loopback: ``/djbench/workers`` (who has joined, with their versions),
+``/djbench/probe`` (each worker fetches a URL once: the verify gate from the load
+machines' side), ``/djbench/trial`` (the next trial's scenario, sent to every worker
+before the users are spawned), ``/djbench/result`` and ``/djbench/stop``. The
+per-trial driver process is then ``locustctl`` (djbench's side of those routes).
 """
 
 from __future__ import annotations
@@ -18,14 +26,17 @@ from __future__ import annotations
 import base64
 import json
 import os
+import platform
 import resource
 import sys
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 
 import gevent
 from hdrh.histogram import HdrHistogram
-from locust import FastHttpUser, constant, events, task
+from locust import FastHttpUser, __version__, constant, events, task
 from locust.runners import MasterRunner, WorkerRunner
 
 SPEC: dict[str, Any] = json.loads(os.environ.get("DJBENCH_LOCUST", "{}") or "{}")
@@ -48,6 +59,7 @@ class Tally:
         self.status: dict[str, int] = {}
         self.opened: float | None = None
         self.closed: float | None = None
+        self.wall: list[float] = []  # the window's edges by the wall clock (time.time())
         self.inflight: dict[int, float] = {}  # token -> sent (time.monotonic())
         self.tokens = 0
         self.hung = 0
@@ -94,11 +106,14 @@ class Tally:
             "status": self.status,
             "users_at_open": self.users_at_open,
             "cpu_percent": self.cpu_percent,
+            "wall": self.wall,
         }
 
 
 TALLY = Tally()
 MERGED: list[dict[str, Any]] = []
+HELLOS: dict[str, dict[str, Any]] = {}  # the master's: worker id -> its versions
+PROBES: dict[str, dict[str, Any]] = {}  # the master's: worker id -> its probe's answer
 
 
 def _record(response_time: float, status: int, exception: Any, sent: float) -> None:
@@ -172,17 +187,40 @@ class ScenarioUser(FastHttpUser):
         _record((time.perf_counter() - started) * 1000, status, failure, sent)
 
 
+def _apply(spec: dict[str, Any], environment: Any) -> None:
+    """The next trial's scenario (a lasting master's workers get one per trial)."""
+    SPEC.clear()
+    SPEC.update(spec)
+    ScenarioUser.host = SPEC.get("base_url", ScenarioUser.host)
+    ScenarioUser.network_timeout = float(SPEC.get("timeout", 10.0))
+    ScenarioUser.connection_timeout = float(SPEC.get("timeout", 10.0))
+    environment.host = ScenarioUser.host
+
+
+def _probe(url: str) -> dict[str, Any]:
+    """One GET of `url` from this process: its status, or why there was none."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return {"status": response.status}
+    except urllib.error.HTTPError as exc:
+        return {"status": exc.code}
+    except OSError as exc:
+        return {"status": 0, "error": str(getattr(exc, "reason", exc))}
+
+
 def _window(environment: Any) -> None:
     """Open and close this process's window on its own clock, then report."""
     warmup, duration = float(SPEC.get("warmup", 0)), float(SPEC.get("duration", 1))
     gevent.sleep(warmup)
     TALLY.opened = time.monotonic()
+    TALLY.wall = [time.time()]
     TALLY.users_at_open = int(getattr(environment.runner, "user_count", 0) or 0)
     TALLY.cpu_at_open = _cpu_seconds()
     if not isinstance(environment.runner, WorkerRunner):
         _mark("open")
     gevent.sleep(duration)
     TALLY.closed = time.monotonic()
+    TALLY.wall.append(time.time())
     window = TALLY.closed - TALLY.opened
     if window > 0:  # each worker's own saturation (issue 25 item 4): one gevent loop, one core
         TALLY.cpu_percent = round((_cpu_seconds() - TALLY.cpu_at_open) / window * 100, 1)
@@ -208,21 +246,93 @@ def _mark(event: str) -> None:
 
 @events.init.add_listener
 def _on_init(environment: Any, **_: Any) -> None:
-    if isinstance(environment.runner, MasterRunner):
-        environment.runner.register_message(
+    runner = environment.runner
+    if isinstance(runner, MasterRunner):
+        runner.register_message(
             "djbench_tally", lambda environment, msg, **kw: MERGED.append(msg.data)
         )
+        runner.register_message(
+            "djbench_hello", lambda environment, msg, **kw: HELLOS.update({msg.node_id: msg.data})
+        )
+        runner.register_message(
+            "djbench_probed", lambda environment, msg, **kw: PROBES.update({msg.node_id: msg.data})
+        )
+        if environment.web_ui is not None:
+            _routes(environment)
+    elif isinstance(runner, WorkerRunner):
+        runner.register_message(
+            "djbench_spec", lambda environment, msg, **kw: _apply(msg.data, environment)
+        )
+        runner.register_message(
+            "djbench_probe",
+            lambda environment, msg, **kw: runner.send_message("djbench_probed", _probe(msg.data)),
+            concurrent=True,
+        )
+        runner.send_message(
+            "djbench_hello",
+            {"locust": __version__, "python": platform.python_version(), "host": platform.node()},
+        )
+
+
+def _routes(environment: Any) -> None:
+    """A lasting master's routes (djbench's locustctl calls them, on loopback)."""
+    from flask import jsonify, request
+
+    app, runner = environment.web_ui.app, environment.runner
+
+    def ready() -> list[str]:
+        return [c.id for c in runner.clients.ready]
+
+    @app.route("/djbench/workers")
+    def workers() -> Any:
+        joined = [c.id for c in runner.clients.all]
+        return jsonify(ready=len(ready()), joined=joined, hellos=HELLOS, master=__version__)
+
+    @app.route("/djbench/probe", methods=["POST"])
+    def probe() -> Any:
+        PROBES.clear()
+        runner.send_message("djbench_probe", request.get_json()["url"])
+        deadline = time.monotonic() + 10
+        while len(PROBES) < len(runner.clients.all) and time.monotonic() < deadline:
+            gevent.sleep(0.05)
+        return jsonify(PROBES)
+
+    @app.route("/djbench/trial", methods=["POST"])
+    def trial() -> Any:
+        spec = request.get_json()
+        MERGED.clear()
+        _apply(spec, environment)
+        runner.send_message("djbench_spec", spec)
+        runner.start(int(spec["users"]), float(spec["spawn_rate"]))
+        return jsonify(started=len(runner.clients.all))
+
+    @app.route("/djbench/result")
+    def result() -> Any:
+        return jsonify(_merged(environment))
+
+    @app.route("/djbench/stop", methods=["POST"])
+    def stop() -> Any:
+        runner.stop()
+        return jsonify(stopped=True)
 
 
 @events.test_start.add_listener
 def _on_test_start(environment: Any, **_: Any) -> None:
+    global TALLY
+    TALLY = Tally()  # a lasting worker runs one trial after another
     gevent.spawn(_window, environment)
 
 
 @events.quitting.add_listener
 def _on_quitting(environment: Any, **_: Any) -> None:
-    if isinstance(environment.runner, WorkerRunner):
-        return
+    if isinstance(environment.runner, WorkerRunner) or environment.web_ui is not None:
+        return  # a lasting master's results go through /djbench/result, trial by trial
+    sys.stdout.write(MARKER + json.dumps(_merged(environment)) + "\n")
+    sys.stdout.flush()
+
+
+def _merged(environment: Any) -> dict[str, Any]:
+    """Every reported window merged: one histogram, summed counts, Locust's totals."""
     histogram = HdrHistogram(1, MAX_LATENCY_US, 3)
     totals: dict[str, Any] = {
         "requests": 0, "non_2xx": 0, "unexpected": 0, "hung": 0, "users_at_open": 0,
@@ -263,6 +373,9 @@ def _on_quitting(environment: Any, **_: Any) -> None:
         "workers_reported": len(MERGED),
         "workers_expected": int(SPEC.get("workers", 1)),
         "users_expected": int(SPEC.get("users", 0)),
+        # Each worker's window by the wall clock, [opened, closed]: to hold the windowed
+        # count against a server's timestamped access log (tests/test_two_hosts.py).
+        "windows_wall": [part["wall"] for part in MERGED if len(part.get("wall") or []) == 2],
         "worker_cpu_percent": [
             part["cpu_percent"] for part in MERGED if part.get("cpu_percent") is not None
         ],
@@ -271,5 +384,4 @@ def _on_quitting(environment: Any, **_: Any) -> None:
         "locust_total_requests": total.num_requests,
         "locust_total_failures": total.num_failures,
     }
-    sys.stdout.write(MARKER + json.dumps(result) + "\n")
-    sys.stdout.flush()
+    return result
