@@ -103,6 +103,7 @@ def entry(
     warnings: list[Notice] | None = None,
     variant: dict[str, str] | None = None,
     interface: str | None = None,
+    protocol: str = "h1",
 ) -> PairResult:
     """A pair; `reason` (free text) is stored as a notice of code 'legacy'."""
     pss_values = pss if isinstance(pss, list) else [pss] * len(rps)
@@ -118,6 +119,7 @@ def entry(
     result = PairResult(
         server=server,
         proxy=proxy,
+        protocol=protocol,
         variant=variant or {},
         interface=interface,
         scenario=scenario,

@@ -45,7 +45,7 @@ def test_the_command_line() -> None:
     spec = LoadSpec(
         host="127.0.0.1", port=8000, method="GET", path="/api/sync/health", body=None,
         content_type=None, connections=32, duration=2.0, headers=(("Cookie", "a=b"),),
-        protocol="h2",
+        protocol="h2c",
     )  # fmt: skip
     argv = driver.argv(spec)
     assert argv[-1] == "http://127.0.0.1:8000/api/sync/health" and "--h1" not in argv
@@ -55,12 +55,14 @@ def test_the_command_line() -> None:
     import dataclasses
 
     assert "--h1" in driver.argv(dataclasses.replace(spec, protocol="h1"))
+    over_tls = driver.argv(dataclasses.replace(spec, protocol="h2", scheme="https"))
+    assert over_tls[-1] == "https://127.0.0.1:8000/api/sync/health" and "--h1" not in over_tls
 
 
 def test_protocol_options_are_checked() -> None:
-    with pytest.raises(CommandError, match="--protocol h2 needs --driver h2load"):
-        call_command("runbench", "--protocol", "h2", stdout=StringIO())
-    with pytest.raises(CommandError, match="--protocol takes h1 or h2"):
+    with pytest.raises(CommandError, match="--protocol h2/h2c needs --driver h2load or auto"):
+        call_command("runbench", "--protocol", "h1,h2", "--driver", "wrk", stdout=StringIO())
+    with pytest.raises(CommandError, match="--protocol takes h1, h2, h2c, got 'h3'"):
         call_command("runbench", "--protocol", "h3", "--driver", "h2load", stdout=StringIO())
 
 
@@ -79,7 +81,7 @@ def test_http2_is_judged_by_what_was_negotiated(
     with the protocol h2load got, never measured as if it were HTTP/2."""
     _need_h2load()
     call_command(
-        "runbench", "--driver", "h2load", "--protocol", "h2",
+        "runbench", "--driver", "h2load", "--protocol", "h2c",
         "--servers", "hypercorn,gunicorn-sync", "--scenarios", "health-sync",
         "--trials", "1", "--duration", "1", "--warmup", "0.5", "--ws-idle", "0",
         "--no-setup", "--output", str(tmp_path), stdout=StringIO(),

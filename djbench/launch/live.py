@@ -27,7 +27,7 @@ from djbench.launch.process import (
     free_port,
     pinned,
 )
-from djbench.launch.proxy import caddy_launch, caddy_missing
+from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
 from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
@@ -44,6 +44,9 @@ class Target:
     port: int
     interface: str
     websocket: bool
+    scheme: str = "http"  # https through a TLS proxy, checked against its CA (cafile)
+    cafile: Path | None = None
+    protocol: str = "h1"  # what the load will speak (--protocol)
     log_since: Callable[[int], str] = field(default=lambda offset: "")
     log_size: Callable[[], int] = field(default=lambda: 0)
     alive: Callable[[], bool] = field(default=lambda: True)
@@ -74,11 +77,15 @@ class Deployment:
     # front otherwise; a server behind Caddy stays on loopback). Not in the label: the
     # same deployment loaded from elsewhere.
     host: str = HOST
+    # --protocol: what the load speaks to the client-facing end (h1, h2 over TLS, h2c)
+    protocol: str = "h1"
 
     @property
     def label(self) -> str:
         """Also PairResult.label: the two must agree (entries are found by it)."""
         base = self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
+        if self.protocol != "h1":
+            base += f"/{self.protocol}"
         if self.variant:
             base += "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
         if self.config is not None:
@@ -101,6 +108,8 @@ class LiveServer:
     startup_seconds: float
     threads: int | None
     commands: dict[str, Command] = field(default_factory=dict)
+    scheme: str = "http"  # https: a TLS proxy in front (--proxy caddy-tls)
+    cafile: Path | None = None  # that proxy's CA root, to check its certificate
 
     def target(self) -> Target:
         log = self.server.log_path
@@ -124,6 +133,9 @@ class LiveServer:
             port=self.port,
             interface=spec.interface,
             websocket=spec.websocket,
+            scheme=self.scheme,
+            cafile=self.cafile,
+            protocol=self.deployment.protocol,
             log_since=log_since,
             log_size=log_size,
             alive=alive,
@@ -158,7 +170,7 @@ def deploy(
             f"{spec.name} is not installed (missing {', '.join(missing)}); "
             f'install it with: pip install "djbench[{spec.extra}]"'
         )
-    if deployment.proxy == "caddy" and caddy_missing():
+    if deployment.proxy != "none" and caddy_missing():
         raise ServerError('caddy is not installed; install it with: pip install "djbench[caddy]"')
     if deployment.workers > 1 and not spec.multi_worker:
         raise ServerError(
@@ -215,28 +227,14 @@ def deploy(
     try:
         server.start()
         startup = server.wait_ready(f"http://{url_host(config.host)}:{server_port}{health_path}")
+        scheme, cafile = "http", None
         if not direct:
-            state = run_dir / "caddy" / slug
-            caddyfile = project.config_file("Caddyfile")
-            try:
-                proxy_config = config_record(caddyfile)
-            except OSError as exc:
-                raise ServerError(f"caddy: {caddyfile} cannot be read ({exc.strerror})") from None
-            caddy = caddy_launch(caddyfile, front, client_port, f"{HOST}:{server_port}", state)
-            proxy_argv = pinned(caddy.argv, deployment.cpus)
-            proxy = ProcessTree(
-                name="caddy",
-                argv=proxy_argv,
-                env=project.server_env(caddy.env),
-                cwd=project.directory,
-                log_path=run_dir / "logs" / f"{slug}.caddy.log",
-                record_dir=run_dir / RECORD_DIR,
-            )
-            commands["proxy"] = command_record(proxy_argv, caddy.env, project.directory).model_copy(
-                update=proxy_config
-            )
-            proxy.start()
-            proxy.wait_ready(f"http://{url_host(front)}:{client_port}{health_path}")
+            proxy = ProcessTree(name="caddy", argv=[], env={}, cwd=project.directory,
+                                log_path=run_dir / "logs" / f"{slug}.caddy.log")  # fmt: skip
+            scheme, cafile = start_proxy(
+                project, deployment, run_dir, proxy, (front, client_port), server_port,
+                health_path, commands,
+            )  # fmt: skip
         yield LiveServer(
             deployment=deployment,
             server=server,
@@ -246,11 +244,48 @@ def deploy(
             startup_seconds=startup,
             threads=launch.threads,
             commands=commands,
+            scheme=scheme,
+            cafile=cafile,
         )
     finally:
         if proxy is not None:
             proxy.stop()
         server.stop()
+
+
+def start_proxy(
+    project: Project,
+    deployment: Deployment,
+    run_dir: Path,
+    proxy: ProcessTree,
+    listen: tuple[str, int],
+    server_port: int,
+    health_path: str,
+    commands: dict[str, Command],
+) -> tuple[str, Path | None]:
+    """Caddy (plain or TLS) in front of the server on `server_port`, listening at
+    `listen`; started as `proxy` (its argv and environment filled in here), ready when
+    the health path answers through it. Returns the scheme clients use and, for TLS,
+    the root certificate of Caddy's internal CA (in the run's folder)."""
+    state = run_dir / "caddy" / deployment.slug
+    caddyfile = project.config_file(CADDYFILES[deployment.proxy])
+    try:
+        proxy_config = config_record(caddyfile)
+    except OSError as exc:
+        raise ServerError(f"caddy: {caddyfile} cannot be read ({exc.strerror})") from None
+    front, client_port = listen
+    caddy = caddy_launch(caddyfile, front, client_port, f"{HOST}:{server_port}", state)
+    proxy.argv = pinned(caddy.argv, deployment.cpus)
+    proxy.env = project.server_env(caddy.env)
+    proxy.record_dir = run_dir / RECORD_DIR
+    commands["proxy"] = command_record(proxy.argv, caddy.env, project.directory).model_copy(
+        update=proxy_config
+    )
+    tls = deployment.proxy in TLS_PROXIES
+    scheme, cafile = ("https", tls_root(state)) if tls else ("http", None)
+    proxy.start()
+    proxy.wait_ready(f"{scheme}://{url_host(front)}:{client_port}{health_path}", cafile=cafile)
+    return scheme, cafile
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ import shlex
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -262,8 +263,11 @@ class ProcessTree:
             return ""
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
-    def wait_ready(self, url: str, timeout: float = READY_TIMEOUT) -> float:
-        """Poll url until it answers 200; return the seconds it took since start."""
+    def wait_ready(
+        self, url: str, timeout: float = READY_TIMEOUT, cafile: Path | None = None
+    ) -> float:
+        """Poll url until it answers 200; return the seconds it took since start. An
+        https url is checked against `cafile` (a TLS proxy's own CA), once it exists."""
         deadline = time.monotonic() + timeout
         last = "no answer"
         while time.monotonic() < deadline:
@@ -275,7 +279,12 @@ class ProcessTree:
                 )
             self.processes()
             try:
-                with urllib.request.urlopen(url, timeout=2) as response:
+                context = None
+                if cafile is not None:
+                    if not cafile.exists():
+                        raise OSError(f"no certificate yet at {cafile}")
+                    context = ssl.create_default_context(cafile=str(cafile))
+                with urllib.request.urlopen(url, timeout=2, context=context) as response:
                     if response.status == 200:
                         return time.monotonic() - self.started_at
                     last = f"HTTP {response.status}"

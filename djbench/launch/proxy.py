@@ -6,7 +6,16 @@ from pathlib import Path
 
 from djbench.launch.servers import Launch, executable_path
 
-PROXIES = ("none", "caddy")
+PROXIES = ("none", "caddy", "caddy-tls")
+# Each proxy's config in deploy/ (the project's own copy first): caddy-tls terminates
+# TLS with Caddy's internal CA and speaks HTTP/1.1 or HTTP/2 to clients by ALPN.
+CADDYFILES = {"caddy": "Caddyfile", "caddy-tls": "Caddyfile.tls"}
+TLS_PROXIES = frozenset({"caddy-tls"})
+
+
+def tls_root(state_dir: Path) -> Path:
+    """Where Caddy's internal CA puts its root certificate (XDG_DATA_HOME below)."""
+    return state_dir / "data" / "caddy" / "pki" / "authorities" / "local" / "root.crt"
 
 
 def caddy_missing() -> bool:

@@ -72,7 +72,6 @@ class LoadSettings:
     driver_workers: int = 1  # Locust: worker processes
     master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
-    protocol: str = "h1"  # --protocol: what h2load speaks (the other drivers: HTTP/1.1)
 
 
 @dataclass(frozen=True)
@@ -240,7 +239,8 @@ def load_spec(
         series=settings.series,
         workers=settings.driver_workers,
         master_web=settings.master_web,
-        protocol=settings.protocol,
+        protocol=live.deployment.protocol,
+        scheme=live.scheme,
     )
 
 
@@ -598,9 +598,10 @@ def run_trial(
     proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
     rate = error_rate(result)
     invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)
-    if settings.protocol == "h2" and _no_http2(result):
-        # Judged by what the server answered, not by a flag (issue 27): over http://,
-        # h2c with prior knowledge is not negotiated, a server that lacks it answers none
+    if live.deployment.protocol in ("h2", "h2c") and _no_http2(result):
+        # Judged by what the server answered, not by a flag (issue 27): over TLS by what
+        # ALPN chose; over http://, h2c with prior knowledge is not negotiated, and a
+        # server that lacks it answers none
         got = result.extra.get("protocol") if result.requests else "no HTTP/2 answer"
         invalid = Notice(code="protocol_refused", params={"asked": "HTTP/2", "got": got})
     closed_loop = settings.rate is None or scenario.kind == "websocket"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,10 +52,20 @@ class Answer:
         return self.body.decode("utf-8", errors="replace")
 
 
+def connection(target: Target) -> http.client.HTTPConnection:
+    """Plain, or TLS checked against the proxy's own CA (--proxy caddy-tls)."""
+    if target.scheme == "https":
+        context = ssl.create_default_context(cafile=str(target.cafile) if target.cafile else None)
+        return http.client.HTTPSConnection(
+            target.host, target.port, timeout=TIMEOUT, context=context
+        )
+    return http.client.HTTPConnection(target.host, target.port, timeout=TIMEOUT)
+
+
 def send(
     target: Target, request: Request, count_queries: bool = True, path: str | None = None
 ) -> Answer:
-    conn = http.client.HTTPConnection(target.host, target.port, timeout=TIMEOUT)
+    conn = connection(target)
     headers = {"Connection": "close"}
     if count_queries:
         headers["X-Djbench-Count-Queries"] = "1"
@@ -172,6 +183,9 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
                 websocket=scenario.kind == "websocket",
             ),
         ), None
+    refused = protocol_refusal(target, scenario)
+    if refused is not None:
+        return Verdict("incompatible", refused), None
     if scenario.kind == "websocket":
         if not target.websocket:
             return Verdict("incompatible", _n("no_websocket")), None
@@ -205,6 +219,17 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
     if known:
         return Verdict("incompatible", known), None
     return Verdict("failed", _n("wrong_answer", problems=issues)), None
+
+
+def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
+    """What the load cannot speak to this front end, said before any load."""
+    if scenario.kind == "websocket" and (target.scheme == "https" or target.protocol != "h1"):
+        return _n("websocket_tls_h2")
+    if target.protocol == "h2" and target.scheme != "https":
+        return _n("h2_needs_tls")
+    if target.protocol == "h2c" and target.scheme == "https":
+        return _n("h2c_is_cleartext")
+    return None
 
 
 def _verify_websocket(target: Target, scenario: Scenario) -> Verdict:

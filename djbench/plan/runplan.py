@@ -71,8 +71,9 @@ class RunOptions(BaseModel):
     warmup: float = 1.0
     trials: int = 3
     driver: str = "auto"
-    # --protocol: h1 or h2 (h2c over http://), spoken by --driver h2load (issue 27)
-    protocol: str = "h1"
+    # --protocol: an axis of h1, h2 (HTTP/2 over TLS, by ALPN: through --proxy caddy-tls)
+    # and h2c (HTTP/2 in clear, prior knowledge); HTTP/2 is spoken by h2load (issue 27)
+    protocols: list[str] = ["h1"]
     rate: float | None = None
     max_error_rate: float = 0.01
     ws_idle: int = 1000
@@ -313,7 +314,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         warmup=warmup,
         trials=trials,
         driver=options.get("driver") or "auto",
-        protocol=protocol_of(options),
+        protocols=protocols_of(options),
         rate=rate,
         max_error_rate=max_error_rate,
         ws_idle=ws_idle,
@@ -363,20 +364,24 @@ def target_url(raw: Any) -> str | None:
     return f"http://{host}:{port or 80}"
 
 
-PROTOCOLS = ("h1", "h2")
+PROTOCOLS = ("h1", "h2", "h2c")
 
 
-def protocol_of(options: dict[str, Any]) -> str:
-    """--protocol h1|h2: HTTP/2 is spoken by h2load only (builtin, wrk and Locust speak
-    HTTP/1.1); h2 over http:// is h2c with prior knowledge."""
-    raw = options.get("protocol")
-    if raw is None:
-        return "h1"
-    if raw not in PROTOCOLS:
-        raise OptionError(f"--protocol takes {' or '.join(PROTOCOLS)}, got {raw!r}")
-    if raw == "h2" and options.get("driver") != "h2load":
-        raise OptionError("--protocol h2 needs --driver h2load (the other drivers speak HTTP/1.1)")
-    return str(raw)
+def protocols_of(options: dict[str, Any]) -> list[str]:
+    """--protocol h1,h2,h2c: an axis (each deployment once per protocol). HTTP/2 is
+    spoken by h2load only (builtin, wrk and Locust speak HTTP/1.1): with h2 or h2c in
+    the list, --driver auto means h2load for every protocol, so that the driver does
+    not change with the protocol."""
+    chosen = split_list(options.get("protocol")) or ["h1"]
+    wrong = [p for p in chosen if p not in PROTOCOLS]
+    if wrong:
+        raise OptionError(f"--protocol takes {', '.join(PROTOCOLS)}, got {wrong[0]!r}")
+    driver = options.get("driver") or "auto"
+    if set(chosen) - {"h1"} and driver not in ("auto", "h2load"):
+        raise OptionError(
+            "--protocol h2/h2c needs --driver h2load or auto (the other drivers speak HTTP/1.1)"
+        )
+    return list(dict.fromkeys(chosen))
 
 
 def locust_workers(raw: Any, option: str = "--locust-workers") -> int:

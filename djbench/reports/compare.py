@@ -81,7 +81,13 @@ class PairResult:
 
     @property
     def label(self) -> str:
-        base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        front = self.proxy  # the pair's front: proxy, and /protocol when not HTTP/1.1
+        if front == "none":
+            base = self.server
+        elif front.startswith("none/"):
+            base = f"{self.server}/{front.removeprefix('none/')}"
+        else:
+            base = f"{self.server}+{front}"
         return f"{base}[{self.variant}]" if self.variant else base
 
     def metric(self, name: str) -> MetricResult | None:
@@ -255,7 +261,7 @@ def compare(
     for b in base.pairs:
         n = new_pairs.pop(b.key, None)
         result = PairResult(
-            b.server, b.proxy, b.scenario, b.concurrency, "inconclusive",
+            b.server, b.front, b.scenario, b.concurrency, "inconclusive",
             variant=b.entry.variant_label,
         )  # fmt: skip
         results.append(result)
@@ -290,7 +296,7 @@ def compare(
         results.append(
             PairResult(
                 n.server,
-                n.proxy,
+                n.front,
                 n.scenario,
                 n.concurrency,
                 "not comparable",

@@ -208,7 +208,7 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
         for scenario in by_workload.get(workload, []):
             direct = _confirmed(
                 run,
-                [p for p in run.by_scenario(scenario) if p.proxy == "none" and _compared(run, p)],
+                [p for p in run.by_scenario(scenario) if p.front == "none" and _compared(run, p)],
             )
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
@@ -363,7 +363,7 @@ def _ws_idle_text(run: Run) -> str:
 
 
 def memory_recommendation(run: Run) -> Recommendation:
-    ok = [p for p in run.pairs if p.ok and p.proxy == "none" and p.memory("pss_peak")]
+    ok = [p for p in run.pairs if p.ok and p.front == "none" and p.memory("pss_peak")]
     if not ok:
         return Recommendation("memory", "Memory-constrained hosts", "Not measured in this run.")
     per_server: dict[str, Pair] = {}
@@ -401,11 +401,11 @@ def proxy_recommendation(run: Run) -> Recommendation:
     direct = {
         (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
         for p in run.pairs
-        if p.proxy == "none" and p.ok
+        if p.front == "none" and p.ok
     }
     rows = []
     for pair in run.pairs:
-        if pair.proxy == "none" or not pair.ok:
+        if pair.front != "caddy" or not pair.ok:  # TLS and HTTP/2: tls_recommendation
             continue
         base = direct.get((pair.server, pair.entry.variant_label, pair.scenario, pair.concurrency))
         if base is None:
@@ -436,6 +436,58 @@ def proxy_recommendation(run: Run) -> Recommendation:
     return Recommendation(
         "proxy", "Behind a reverse proxy (Caddy)", "\n".join(lines), [best.server]
     )
+
+
+# TLS and HTTP/2 (issue 27): each step from the one before it, same server and scenario.
+FRONT_STEPS = (
+    ("caddy-tls", "caddy", "TLS at Caddy"),
+    ("caddy-tls/h2", "caddy-tls", "HTTP/2 instead of HTTP/1.1 over that TLS"),
+    ("none/h2c", "caddy-tls/h2", "the server's own HTTP/2 (h2c) instead of Caddy's"),
+)
+
+
+def _versus(new: Pair, base: Pair) -> str:
+    """NEW/BASE req/s with the engine's verdict, paired by round at TIE_ALPHA."""
+    e = estimate("rps", base, new, paired=True)
+    if e is None:
+        return "too few rounds to test"
+    [d] = decide.judge([e], +1, TIE_ALPHA)
+    low, high = d.ci or (float("nan"), float("nan"))
+    words = {"better": "faster", "worse": "slower", "equivalent": "the same within 5%"}
+    return f"x{d.ratio:.2f} [{low:.2f}-{high:.2f}], {words.get(d.verdict, 'no verdict')}"
+
+
+def tls_recommendation(run: Run) -> Recommendation | None:
+    """What TLS at the proxy costs, whether HTTP/2 helps over it, and whether a
+    server's own HTTP/2 beats Caddy's; with Caddy's memory. None when the run has no
+    TLS front."""
+    fronts: dict[tuple[str, str, str, int | None], dict[str, Pair]] = {}
+    for p in run.pairs:
+        if p.ok:
+            key = (p.server, p.entry.variant_label, p.scenario, p.concurrency)
+            fronts.setdefault(key, {})[p.front] = p
+    if not any("caddy-tls" in by for by in fronts.values()):
+        return None
+    lines = []
+    for (server, _, scenario, _), by in sorted(fronts.items()):
+        for new, base, what in FRONT_STEPS:
+            if new in by and base in by:
+                n, b = by[new], by[base]
+                caddy = n.entry.proxy_memory_mb.pss_peak if n.entry.proxy_memory_mb else None
+                memory = f"; Caddy peaked at {caddy:,.1f} MiB PSS" if caddy else ""
+                lines.append(
+                    f"- {server} on `{scenario}`, {what}: {b.median('rps') or 0:,.0f} -> "
+                    f"{n.median('rps') or 0:,.0f} req/s ({_versus(n, b)}){memory}."
+                )
+    if not lines:
+        lines.append("- No server ran both with and without TLS here: nothing to compare.")
+    lines.insert(
+        0,
+        "Each line holds one step against the one before it (same server, scenario, "
+        'rounds); "no verdict": the rounds could not tell. Start from '
+        "`deploy/Caddyfile.tls` (put your domain in the site address in production).",
+    )
+    return Recommendation("proxy", "TLS and HTTP/2", "\n".join(lines))
 
 
 def asgi_readiness(run: Run) -> Recommendation:
@@ -746,6 +798,7 @@ def recommendations(run: Run) -> list[Recommendation]:
         system_cost_recommendation(run),
         *[r for r in [churn_recommendation(run)] if r is not None],
         proxy_recommendation(run),
+        *[r for r in [tls_recommendation(run)] if r is not None],
         *axis_recommendations(run),
         recycling_recommendation(run),
         asgi_readiness(run),

@@ -456,20 +456,21 @@ def proxy_section(runs: list[Run]) -> Section | None:
         direct = {
             (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
             for p in run.pairs
-            if p.proxy == "none" and p.ok
+            if p.front == "none" and p.ok
         }
         for p in run.pairs:
             base = direct.get((p.server, p.entry.variant_label, p.scenario, p.concurrency))
-            if p.proxy == "none" or not p.ok or base is None:
+            if p.front == "none" or not p.ok or base is None:
                 continue
             ratio = (p.median("rps") or 0) / (base.median("rps") or 1)
-            labels.append(f"{p.server} {p.scenario}")
+            where = "" if p.front == "caddy" else f" ({p.front})"
+            labels.append(f"{p.server}{where} {p.scenario}")
             direct_rps.append(base.median("rps") or 0)
             caddy_rps.append(p.median("rps") or 0)
             caddy_mem = p.entry.proxy_memory_mb.pss_peak if p.entry.proxy_memory_mb else None
             rows.append(
                 [
-                    p.server,
+                    p.server + where,
                     p.scenario,
                     str(p.concurrency or "-"),
                     _n(base.median("rps")),

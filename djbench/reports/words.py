@@ -143,6 +143,16 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{'/'.join(p['needs']).upper()} server; this one is {str(p['has']).upper()}"
     ),
     "no_websocket": lambda p: "the server does not serve WebSocket",
+    "websocket_tls_h2": lambda p: (
+        "WebSocket load speaks ws:// over HTTP/1.1 only (no wss://, no HTTP/2 here)"
+    ),
+    "h2_needs_tls": lambda p: (
+        "h2 is HTTP/2 over TLS (by ALPN): put a TLS proxy in front (--proxy caddy-tls), "
+        "or ask for h2c (HTTP/2 in clear) from servers that speak it"
+    ),
+    "h2c_is_cleartext": lambda p: (
+        "h2c is HTTP/2 in clear; over TLS ask for h2 (Caddy offers HTTP/2 by ALPN only)"
+    ),
     "sync_only_operation": lambda p: (
         "Django refused to run the ORM here (SynchronousOnlyOperation): under gevent's "
         "monkey-patching an async view's ORM call runs in an event loop that Django "

@@ -195,6 +195,16 @@ class Pair:
         return self.entry.proxy
 
     @property
+    def protocol(self) -> str:
+        return self.entry.protocol
+
+    @property
+    def front(self) -> str:
+        """What the load met: "none" (direct, HTTP/1.1), "caddy", "caddy-tls",
+        "caddy-tls/h2", "none/h2c": pairs are compared only front to like front."""
+        return self.proxy if self.protocol == "h1" else f"{self.proxy}/{self.protocol}"
+
+    @property
     def scenario(self) -> str:
         return self.entry.scenario
 
@@ -221,7 +231,7 @@ class Pair:
             variant = f"{variant}{{{self.entry.config}}}"
         if self.entry.recycle is not None:
             variant = f"{variant} recycle={self.entry.recycle}".strip()
-        return (self.server, self.scenario, self.concurrency, self.proxy, variant)
+        return (self.server, self.scenario, self.concurrency, self.front, variant)
 
     @property
     def label(self) -> str:

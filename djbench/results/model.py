@@ -487,6 +487,10 @@ class PairResult(Model):
 
     server: str
     proxy: str = "none"
+    protocol: str = Field(
+        default="h1",
+        description="what the load spoke to the front end (--protocol): h1, h2 (over TLS), h2c",
+    )
     variant: dict[str, str] = Field(
         default_factory=dict, description="settings variant (--axis): environment variables"
     )
@@ -530,6 +534,7 @@ class PairResult(Model):
     @property
     def label(self) -> str:
         base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        base = f"{base}/{self.protocol}" if self.protocol != "h1" else base
         base = f"{base}[{self.variant_label}]" if self.variant else base
         base = f"{base}{{{self.config}}}" if self.config is not None else base
         return f"{base} recycle={self.recycle}" if self.recycle is not None else base

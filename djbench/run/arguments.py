@@ -23,7 +23,8 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     )
     a(
         "--protocol",
-        help="h1 (default) or h2: what --driver h2load speaks (h2 over http:// is h2c)",
+        help="comma-separated h1 (default), h2 (HTTP/2 over TLS: --proxy caddy-tls), h2c "
+        "(HTTP/2 in clear): an axis; with h2/h2c, --driver auto is h2load",
     )
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")

@@ -131,11 +131,15 @@ def select(opts: RunOptions) -> Selection:
             skipped[spec.name] = Notice(code="single_process", params={"workers": opts.workers})
         else:
             servers.append(spec)
-    if "caddy" in proxies and caddy_missing():
-        if proxies == ["caddy"]:
-            raise OptionError('--proxy caddy: caddy is not installed: pip install "djbench[caddy]"')
-        skipped["caddy"] = Notice(code="caddy_missing")
-        proxies = [p for p in proxies if p != "caddy"]
+    caddies = [p for p in proxies if p != "none"]
+    if caddies and caddy_missing():
+        if len(caddies) == len(proxies):
+            raise OptionError(
+                f'--proxy {caddies[0]}: caddy is not installed: pip install "djbench[caddy]"'
+            )
+        for name in caddies:
+            skipped[name] = Notice(code="caddy_missing")
+        proxies = ["none"]
     if opts.port is not None:
         try:
             check_port_free(HOST, opts.port)
@@ -236,9 +240,11 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             target=opts.target,
             target_pid=opts.target_pid,
             host=opts.advertise_host or HOST,
+            protocol=protocol,
         )
         for spec in selection.servers
         for proxy in selection.proxies
+        for protocol in opts.protocols
         for variant in opts.variants()
         for recycle in opts.recycles()
     ]
@@ -477,7 +483,8 @@ def benchmark(
 ) -> str | None:
     started = time.monotonic()
     try:
-        driver = pick(opts.driver, needs_rate=opts.rate is not None)
+        http2 = opts.driver == "auto" and opts.protocols != ["h1"]
+        driver = pick("h2load" if http2 else opts.driver, needs_rate=opts.rate is not None)
     except KeyError:
         raise OptionError(
             f"unknown driver {opts.driver!r}; valid: auto, {', '.join(DRIVERS)}"
@@ -508,7 +515,6 @@ def benchmark(
         series=None if opts.soak is None else soak_interval(opts.soak),
         growth_threshold=opts.soak_threshold,
         driver_workers=remote.driver_workers(opts),
-        protocol=opts.protocol,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console)
     if opts.config_from is not None:

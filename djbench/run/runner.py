@@ -58,6 +58,7 @@ def new_pair(
     return PairResult(
         server=deployment.server.name,
         proxy=deployment.proxy,
+        protocol=deployment.protocol,
         variant=dict(deployment.variant),
         recycle=None if deployment.recycle is None else deployment.recycle.label,
         recycle_ignored=(

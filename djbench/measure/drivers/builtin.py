@@ -63,6 +63,8 @@ class BuiltinDriver:
             argv += ["--header", f"{name}: {value}"]
         for path in spec.paths[1:]:  # --path above is the first
             argv += ["--path", path]
+        if spec.scheme == "https":
+            argv.append("--tls")
         return argv
 
     def env(self, spec: LoadSpec) -> dict[str, str]:

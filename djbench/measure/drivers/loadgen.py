@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import math
+import ssl
 import sys
 import time
 from dataclasses import dataclass, field
@@ -260,10 +261,29 @@ async def connect(args: argparse.Namespace, first: bytes | None = None) -> Conne
     answer is `protocol.done`)."""
     loop = asyncio.get_running_loop()
     _, protocol = await asyncio.wait_for(
-        loop.create_connection(lambda: Connection(first), args.host, args.port),
+        loop.create_connection(
+            lambda: Connection(first), args.host, args.port, ssl=tls_context(args)
+        ),
         timeout=args.timeout,
     )
     return protocol
+
+
+_TLS: list[ssl.SSLContext] = []  # one context for every connection (made once)
+
+
+def tls_context(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """--tls: a client context speaking HTTP/1.1 by ALPN, the certificate not checked
+    (as wrk and h2load do: the handshake's cost is the same)."""
+    if not args.tls:
+        return None
+    if not _TLS:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        context.set_alpn_protocols(["http/1.1"])
+        _TLS.append(context)
+    return _TLS[0]
 
 
 def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool) -> None:
@@ -683,6 +703,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--rate", type=float, default=None, help="open loop: requests/s in total")
     p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument(
+        "--tls", action="store_true", help="TLS (HTTP/1.1 by ALPN; the certificate unchecked)"
+    )
     p.add_argument(
         "--series",
         type=float,
