@@ -4,6 +4,7 @@ not speak it `incompatible` with the reason."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from io import StringIO
@@ -13,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from djbench.measure.drivers.base import LoadSpec
+from djbench.measure.drivers.base import DriverError, LoadSpec
 from djbench.measure.drivers.h2load import H2loadDriver, parse_output
 from djbench.results import store
 
@@ -52,7 +53,6 @@ def test_the_command_line() -> None:
     assert argv[argv.index("--duration") + 1] == "2000ms"
     assert argv[argv.index("--max-concurrent-streams") + 1] == "1"
     assert "Cookie: a=b" in argv
-    import dataclasses
 
     assert "--h1" in driver.argv(dataclasses.replace(spec, protocol="h1"))
     over_tls = driver.argv(dataclasses.replace(spec, protocol="h2", scheme="https"))
@@ -104,3 +104,24 @@ def test_requests_cut_at_the_end_are_neither_answers_nor_errors() -> None:
     cut = parse_output(text + "1700000000000000\t0\t90000\n", expect_status=200)
     assert cut.requests == whole.requests and cut.unexpected == 0 and cut.error_count == 0
     assert cut.extra["cut_at_end"] == 1
+
+
+def test_hypercorns_http1_status_line_is_a_sentence_not_an_empty_window() -> None:
+    """Recorded: h2load --h1 against Hypercorn 0.18 reads every response as status 0
+    (its status line has no reason phrase); that is the driver failing to read, said
+    so, never 'no request completed'."""
+    text = (FIXTURES / "h1-hypercorn-status0.txt").read_text()
+    with pytest.raises(DriverError, match=r"h2load read no HTTP/1\.1 status from this server"):
+        parse_output(text, expect_status=200)
+
+
+def test_h2load_http1_is_refused_before_a_server_that_closes_every_connection() -> None:
+    from djbench.launch.live import Deployment
+    from djbench.launch.servers import SERVERS
+    from djbench.run.variants import driver_refused
+
+    sync = Deployment(server=SERVERS["gunicorn-sync"])
+    assert "never ends against gunicorn-sync" in (driver_refused(sync, "h2load") or "")
+    assert driver_refused(sync, "builtin") is None
+    assert driver_refused(dataclasses.replace(sync, proxy="caddy"), "h2load") is None
+    assert driver_refused(Deployment(server=SERVERS["uvicorn"]), "h2load") is None

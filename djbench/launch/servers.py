@@ -75,6 +75,9 @@ class ServerSpec:
     default_threads: int | None = None
     # Worker processes are the server's own; False: one process whatever --workers says.
     multi_worker: bool = True
+    # Keeps a client's connection open between requests (HTTP/1.1 keep-alive). False:
+    # a new connection per request, which h2load's timed HTTP/1.1 run never ends against.
+    keep_alive: bool = True
 
     def missing(self) -> list[str]:
         """What is not installed for this server (empty when it can run)."""
@@ -590,6 +593,9 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("sync", "wsgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            # Gunicorn's docs: the sync worker does not support persistent connections
+            # (it answers "Connection: close"); checked with gunicorn 23-27.
+            keep_alive=False,
         ),
         ServerSpec(
             name="gunicorn-gthread",

@@ -165,6 +165,11 @@ def _server(entry: PairResult) -> str:
     return pair_name(entry)
 
 
+def _front(entry: PairResult) -> str:
+    """The proxy, and the protocol when it is not HTTP/1.1 (caddy-tls/h2, none/h2c)."""
+    return entry.proxy if entry.protocol == "h1" else f"{entry.proxy}/{entry.protocol}"
+
+
 def print_capacity(console: Console, document: RunDocument) -> None:
     """--capacity: each pair's rate within the target, most first, and how it was found."""
     found = [e for e in document.results if e.capacity is not None and not e.capacity.screening]
@@ -277,7 +282,7 @@ def _print_soak(console: Console, document: RunDocument) -> None:
     for e, t in soaked:
         line = t.timeline
         assert line is not None
-        who = f"{escape(_server(e))}/{e.proxy} {escape(e.scenario)}"
+        who = f"{escape(_server(e))}/{_front(e)} {escape(e.scenario)}"
         console.print(f"{who}: {escape(restarts_text(line))}")
         console.print(f"  PSS of the tree {escape(growth_text(line.pss_growth, t.duration_s))}")
         console.print(
@@ -326,7 +331,7 @@ def print_results(console: Console, document: RunDocument) -> None:
             s, m = e.summary, e.memory_mb
             table.add_row(
                 escape(_server(e)),
-                e.proxy,
+                _front(e),
                 str(e.concurrency or "-"),
                 _rps_cell(e),
                 _fmt(s.latency_p50_ms.median, 2),
@@ -339,10 +344,10 @@ def print_results(console: Console, document: RunDocument) -> None:
         console.print(table)
         for e in ranked:
             if (rates := broadcast_rates(e)) is not None:
-                console.print(f"{escape(_server(e))}/{e.proxy}: {escape(broadcast_text(rates))}")
+                console.print(f"{escape(_server(e))}/{_front(e)}: {escape(broadcast_text(rates))}")
             for warning in e.summary.warnings:
                 console.print(
-                    f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(say(warning))}"
+                    f"[yellow]warning[/] {escape(_server(e))}/{_front(e)}: {escape(say(warning))}"
                 )
     unranked = [e for e in document.results if e.status != "ok"]
     if unranked:
@@ -352,7 +357,7 @@ def print_results(console: Console, document: RunDocument) -> None:
             because = exceptions_text(figures) if figures else ""
             console.print(
                 f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{e.status}[/] "
-                f"{escape(_server(e))}/{e.proxy} {escape(e.scenario)}: {escape(say(e.reason))}"
+                f"{escape(_server(e))}/{_front(e)} {escape(e.scenario)}: {escape(say(e.reason))}"
                 + (f" (raised: {escape(because)})" if because else "")
             )
     for e in document.results:
@@ -360,12 +365,12 @@ def print_results(console: Console, document: RunDocument) -> None:
         if w is None:
             continue
         console.print(
-            f"{escape(_server(e))}/{e.proxy}: {w.opened} idle WebSocket connections, "
+            f"{escape(_server(e))}/{_front(e)}: {w.opened} idle WebSocket connections, "
             f"PSS {w.pss_before_mb} -> {w.pss_with_mb} MiB "
             f"({_fmt(w.per_connection_kb)} KiB per connection)"
         )
         if (short := ws_short(w)) is not None:
-            console.print(f"[yellow]warning[/] {escape(_server(e))}/{e.proxy}: {escape(short)}")
+            console.print(f"[yellow]warning[/] {escape(_server(e))}/{_front(e)}: {escape(short)}")
 
 
 def print_held(console: Console, document: RunDocument) -> None:

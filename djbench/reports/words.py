@@ -143,6 +143,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{'/'.join(p['needs']).upper()} server; this one is {str(p['has']).upper()}"
     ),
     "no_websocket": lambda p: "the server does not serve WebSocket",
+    "driver_refused": lambda p: p["message"],
     "websocket_tls_h2": lambda p: (
         "WebSocket load speaks ws:// over HTTP/1.1 only (no wss://, no HTTP/2 here)"
     ),

@@ -262,7 +262,7 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
 
 
 def runnable(
-    selection: Selection, opts: RunOptions, console: Console
+    selection: Selection, opts: RunOptions, console: Console, driver: str = "builtin"
 ) -> tuple[list[Deployment], list[Deployment], dict[variants.Variant, str]]:
     """(deployments to run, deployments not run, why their variant was refused)."""
     every = deployments(selection, opts)
@@ -272,9 +272,16 @@ def runnable(
             f"[yellow]incompatible[/] {escape(variant_label(variant))}: {escape(message)}"
         )
     for d in every:
-        if d.variant not in why and (refused := variants.recycle_refused(d)):
+        refused = variants.recycle_refused(d) or variants.driver_refused(d, driver)
+        if d.variant not in why and refused:
             console.print(f"[yellow]incompatible[/] {escape(d.label)}: {escape(refused)}")
-    ok = [d for d in every if d.variant not in why and not variants.recycle_refused(d)]
+    ok = [
+        d
+        for d in every
+        if d.variant not in why
+        and not variants.recycle_refused(d)
+        and not variants.driver_refused(d, driver)
+    ]
     return ok, [d for d in every if d not in ok], why
 
 
@@ -516,7 +523,7 @@ def benchmark(
         growth_threshold=opts.soak_threshold,
         driver_workers=remote.driver_workers(opts),
     )
-    to_run, not_run, refused_why = runnable(selection, opts, console)
+    to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
     if opts.config_from is not None:
         to_run = from_tuning(opts, to_run, console)
     if opts.tune and (opts.proxies != ["none"] or opts.axes or opts.recycle or opts.target):
@@ -553,7 +560,9 @@ def benchmark(
     known = {e.label for e in document.results}  # a resumed run has them already
     document.results += [
         e
-        for e in variants.refused_entries(not_run, chosen, list(plan.concurrency), refused_why)
+        for e in variants.refused_entries(
+            not_run, chosen, list(plan.concurrency), refused_why, driver.name
+        )
         if e.label not in known
     ]
     recorder = Recorder(path, document)

@@ -91,11 +91,28 @@ def recycle_refused(deployment: Deployment) -> str | None:
     return deployment.server.recycling(deployment.recycle, deployment.workers).refused
 
 
+def driver_refused(deployment: Deployment, driver: str) -> str | None:
+    """Why the driver cannot load this deployment (None: it can). h2load's timed
+    HTTP/1.1 run never ends against a server that closes every connection (nghttp2
+    1.52; djbench/measure/drivers/h2load.py): refused before starting it, not after
+    each trial's time limit."""
+    spec = deployment.server
+    direct_h1 = deployment.protocol == "h1" and deployment.proxy == "none"
+    if driver == "h2load" and direct_h1 and not spec.keep_alive:
+        return (
+            f"h2load's HTTP/1.1 run never ends against {spec.name}, which closes every "
+            "connection; measure HTTP/1.1 here with the builtin driver or wrk, or "
+            "behind --proxy caddy"
+        )
+    return None
+
+
 def refused_entries(
     deployments: list[Deployment],
     scenarios: list[Scenario],
     concurrency: list[int | None],
     why: dict[Variant, str],
+    driver: str = "builtin",
 ) -> list[PairResult]:
     """`incompatible` pairs for every deployment whose variant the settings refused, or
     whose server cannot recycle as asked."""
@@ -115,22 +132,39 @@ def refused_entries(
         for s in scenarios
         for c in concurrency
     ]
-    return recycling + [
+    by_driver = [
         new_pair(
             d,
             s,
             c,
             status="incompatible",
-            reason=Notice(
-                code="settings_refused",
-                params={
-                    "variant": ",".join(f"{k}={v}" for k, v in d.variant),
-                    "message": why[d.variant],
-                },
-            ),
+            reason=Notice(code="driver_refused", params={"message": why_not}),
         )
         for d in deployments
-        if d.variant in why
+        if d.variant not in why and (why_not := driver_refused(d, driver))
         for s in scenarios
         for c in concurrency
     ]
+    return (
+        recycling
+        + by_driver
+        + [
+            new_pair(
+                d,
+                s,
+                c,
+                status="incompatible",
+                reason=Notice(
+                    code="settings_refused",
+                    params={
+                        "variant": ",".join(f"{k}={v}" for k, v in d.variant),
+                        "message": why[d.variant],
+                    },
+                ),
+            )
+            for d in deployments
+            if d.variant in why
+            for s in scenarios
+            for c in concurrency
+        ]
+    )

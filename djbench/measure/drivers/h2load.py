@@ -126,11 +126,19 @@ def parse_output(stdout: str, expect_status: int | None = None) -> LoadResult:
         status[str(code)] = status.get(str(code), 0) + 1
         histogram.record_value(min(max(1, elapsed), MAX_LATENCY_US))
     answered = sum(status.values())
+    protocol = PROTOCOL.search(stdout)
+    if not answered and cut > 1 and protocol and protocol["name"] == "http/1.1":
+        # Every response read as status 0: the pitfall with a status line that has no
+        # reason phrase (Hypercorn), not requests cut at the end (at most one a client).
+        raise DriverError(
+            f"h2load read no HTTP/1.1 status from this server ({cut} responses as status "
+            "0: nghttp2 1.52 cannot parse a status line without a reason phrase, as "
+            "Hypercorn sends); measure HTTP/1.1 here with the builtin driver or wrk"
+        )
     unexpected = sum(
         n for k, n in status.items()
         if (int(k) != expect_status if expect_status else not 200 <= int(k) < 300)
     )  # fmt: skip
-    protocol = PROTOCOL.search(stdout)
     return LoadResult(
         requests=answered,
         duration_s=seconds,
