@@ -37,6 +37,20 @@ def test_the_protocol_is_part_of_the_label() -> None:
     assert Deployment(server=spec, protocol="h2c").label == "uvicorn/h2c"
 
 
+def test_what_cannot_be_spoken_is_refused_before_the_server_starts() -> None:
+    from djbench.run.variants import driver_refused
+
+    spec = SERVERS["uvicorn"]
+
+    def code(proxy: str, protocol: str) -> str | None:
+        found = driver_refused(Deployment(server=spec, proxy=proxy, protocol=protocol), "h2load")
+        return found.code if found else None
+
+    assert code("none", "h2") == code("caddy", "h2") == "h2_needs_tls"
+    assert code("caddy-tls", "h2c") == "h2c_is_cleartext"
+    assert code("caddy-tls", "h2") is code("none", "h2c") is code("caddy-tls", "h1") is None
+
+
 def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> None:
     """Six rounds each: plain Caddy, TLS (clearly slower), HTTP/2 over it (the same),
     the server's own h2c (faster); the verdicts are the engine's, paired by round."""

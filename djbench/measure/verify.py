@@ -222,13 +222,11 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
 
 
 def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
-    """What the load cannot speak to this front end, said before any load."""
+    """What the load cannot speak to this front end for this scenario, said before any
+    load (h2 without TLS and h2c over it are refused before the server starts:
+    run.variants.driver_refused)."""
     if scenario.kind == "websocket" and (target.scheme == "https" or target.protocol != "h1"):
         return _n("websocket_tls_h2")
-    if target.protocol == "h2" and target.scheme != "https":
-        return _n("h2_needs_tls")
-    if target.protocol == "h2c" and target.scheme == "https":
-        return _n("h2c_is_cleartext")
     return None
 
 

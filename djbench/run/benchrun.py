@@ -272,7 +272,8 @@ def runnable(
             f"[yellow]incompatible[/] {escape(variant_label(variant))}: {escape(message)}"
         )
     for d in every:
-        refused = variants.recycle_refused(d) or variants.driver_refused(d, driver)
+        notice = variants.driver_refused(d, driver)
+        refused = variants.recycle_refused(d) or (say(notice) if notice else None)
         if d.variant not in why and refused:
             console.print(f"[yellow]incompatible[/] {escape(d.label)}: {escape(refused)}")
     ok = [

@@ -91,19 +91,27 @@ def recycle_refused(deployment: Deployment) -> str | None:
     return deployment.server.recycling(deployment.recycle, deployment.workers).refused
 
 
-def driver_refused(deployment: Deployment, driver: str) -> str | None:
-    """Why the driver cannot load this deployment (None: it can). h2load's timed
-    HTTP/1.1 run never ends against a server that closes every connection (nghttp2
-    1.52; djbench/measure/drivers/h2load.py): refused before starting it, not after
-    each trial's time limit."""
+def driver_refused(deployment: Deployment, driver: str) -> Notice | None:
+    """Why the load cannot be spoken to this deployment's front end (None: it can),
+    known before it starts: h2 is HTTP/2 over TLS and h2c in clear (issue 27); and
+    h2load's timed HTTP/1.1 run never ends against a server that closes every
+    connection (nghttp2 1.52; djbench/measure/drivers/h2load.py)."""
+    from djbench.launch.proxy import TLS_PROXIES
+
+    tls = deployment.proxy in TLS_PROXIES
+    if deployment.protocol == "h2" and not tls:
+        return Notice(code="h2_needs_tls")
+    if deployment.protocol == "h2c" and tls:
+        return Notice(code="h2c_is_cleartext")
     spec = deployment.server
     direct_h1 = deployment.protocol == "h1" and deployment.proxy == "none"
     if driver == "h2load" and direct_h1 and not spec.keep_alive:
-        return (
+        message = (
             f"h2load's HTTP/1.1 run never ends against {spec.name}, which closes every "
             "connection; measure HTTP/1.1 here with the builtin driver or wrk, or "
             "behind --proxy caddy"
         )
+        return Notice(code="driver_refused", params={"message": message})
     return None
 
 
@@ -138,10 +146,10 @@ def refused_entries(
             s,
             c,
             status="incompatible",
-            reason=Notice(code="driver_refused", params={"message": why_not}),
+            reason=notice,
         )
         for d in deployments
-        if d.variant not in why and (why_not := driver_refused(d, driver))
+        if d.variant not in why and (notice := driver_refused(d, driver))
         for s in scenarios
         for c in concurrency
     ]
