@@ -159,3 +159,17 @@ def test_http1_drivers_speak_tls(
     assert trial.valid and trial.requests > 0
     assert trial.driver_command is not None
     assert ("--tls" if driver == "builtin" else "https://") in trial.driver_command.shell
+
+
+def test_a_matrix_cell_reruns_the_protocol_axis() -> None:
+    """--matrix reruns runbench in each cell from runplan.to_argv: the protocols too."""
+    from djbench.management.commands.runbench import Command
+    from djbench.plan.runplan import RunOptions, from_command, to_argv
+
+    def parsed(*argv: str) -> RunOptions:
+        options = vars(Command().create_parser("manage.py", "runbench").parse_args(argv))
+        return from_command(options)
+
+    opts = parsed("--proxy", "caddy-tls", "--protocol", "h1,h2")
+    again = parsed(*to_argv(opts))
+    assert (again.protocols, again.proxies) == (["h1", "h2"], ["caddy-tls"])

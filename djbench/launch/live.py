@@ -229,8 +229,10 @@ def deploy(
         startup = server.wait_ready(f"http://{url_host(config.host)}:{server_port}{health_path}")
         scheme, cafile = "http", None
         if not direct:
-            proxy = ProcessTree(name="caddy", argv=[], env={}, cwd=project.directory,
-                                log_path=run_dir / "logs" / f"{slug}.caddy.log")  # fmt: skip
+            # Made here, filled in and started by start_proxy: stopped below even when
+            # start_proxy fails after starting it.
+            log = run_dir / "logs" / f"{slug}.caddy.log"
+            proxy = ProcessTree(name="caddy", argv=[], env={}, cwd=project.directory, log_path=log)
             scheme, cafile = start_proxy(
                 project, deployment, run_dir, proxy, (front, client_port), server_port,
                 health_path, commands,

@@ -471,6 +471,7 @@ def to_argv(opts: RunOptions) -> list[str]:
     put("--warmup", f"{opts.warmup:g}")
     put("--trials", opts.trials)
     put("--driver", opts.driver)
+    put("--protocol", ",".join(opts.protocols) if opts.protocols != ["h1"] else None)
     put("--rate", None if opts.rate is None else f"{opts.rate:g}")
     put("--max-error-rate", f"{opts.max_error_rate:g}")
     put("--ws-idle", opts.ws_idle)
