@@ -28,7 +28,11 @@ class Command(BaseCommand):
         a("--servers", help="comma-separated server names (default: every installed one)")
         a("--scenarios", help="comma-separated scenario names (default: the profile's set)")
         a("--scenario-file", type=Path, help="scenario file (default: DJBENCH['SCENARIOS'])")
-        a("--proxy", default="none", help="none, caddy, or both: none,caddy (default: none)")
+        a(
+            "--proxy",
+            default="none",
+            help="none, caddy, caddy-tls (Caddy terminating TLS), comma-separated (default: none)",
+        )
         a(
             "--workers",
             default="1",
