@@ -378,9 +378,14 @@ def execute(
     """The plan's rounds: a tuning search, the planned rounds and what --budget adds, or
     the planned rounds (up to --until-round)."""
     if opts.tune and opts.objective == "capacity":
+        # --capacity's --budget is the whole command's: the search gets what is left of
+        # it when that is less than --tune-budget (it said 900 s under --budget 8m).
+        left = (
+            opts.tune_budget if opts.budget is None else opts.budget - (time.monotonic() - started)
+        )
         tunecapacity.search(
             selection.project, plan.deployments, plan, recorder, run_dir, progress,
-            opts.tune_budget, opts.slo_p99 or 0.0,
+            min(opts.tune_budget, left), opts.slo_p99 or 0.0,
         )  # fmt: skip
     elif opts.tune:
         tune.search(
