@@ -191,6 +191,7 @@ def agreement(
     duration: float,
     workers: int,
     work: Path,
+    server: str = "gunicorn-sync",
 ) -> list[Figures]:
     """runbench's trial against an independent run of the same commands, interleaved.
 
@@ -206,7 +207,7 @@ def agreement(
         raise RuntimeError("the agreement check needs wrk (apt-get install wrk)")
     wrk = DRIVERS["wrk"]
     settings = LoadSettings(duration=duration, warmup=1.0, driver_cpus=driver_cpus)
-    deployment = Deployment(server=SERVERS["gunicorn-sync"], workers=workers, cpus=server_cpus)
+    deployment = Deployment(server=SERVERS[server], workers=workers, cpus=server_cpus)
     found: dict[str, list[float]] = {
         "runbench (builtin)": [],
         "runbench (wrk)": [],
@@ -251,6 +252,7 @@ def run(
     trials: int,
     duration: float,
     say: Callable[[str], None],
+    agreement_only: bool = False,
 ) -> dict[str, Any]:
     report: dict[str, Any] = {"trials": trials, "duration": duration, "scenario": scenario.name}
     with (
@@ -258,6 +260,11 @@ def run(
         pinned_self(driver_cpus),  # as during a run: this process stays off the server's CPUs
     ):
         work = Path(tmp)
+        if agreement_only:
+            report["agreement"] = agreements(
+                project, scenario, (server_cpus, driver_cpus), trials, duration, work, say
+            )
+            return report
         ceiling = driver_ceiling(server_cpus, driver_cpus, trials, duration, 64, work)
         for f in ceiling:
             say(
@@ -277,7 +284,6 @@ def run(
             report["h2load_over_wrk"] = round(by_name["h2load"] / by_name["wrk"], 3)
             say(f"h2load (HTTP/1.1) / wrk = {report['h2load_over_wrk']:.2f}")
         report["observer"] = []
-        report["agreement"] = []
         for workers in (1, 4):
             off, on = observer_cost(
                 project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
@@ -285,21 +291,40 @@ def run(
             line = _ratio_line(f"sampler on / off, gunicorn-sync x{workers}", on, off)
             report["observer"].append(line)
             say(_say_ratio(line))
-            if DRIVERS["wrk"].available():
-                *benches, independent = agreement(
-                    project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
-                )
-                for bench in benches:
-                    line = _ratio_line(
-                        f"{bench.name} / independent wrk, gunicorn-sync x{workers}",
-                        bench,
-                        independent,
-                    )
-                    report["agreement"].append(line)
-                    say(_say_ratio(line))
-            else:
-                say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
+        report["agreement"] = agreements(
+            project, scenario, (server_cpus, driver_cpus), trials, duration, work, say
+        )
     return report
+
+
+# Where runbench is held against an independent wrk: a server that closes every
+# connection (gunicorn-sync, one and four workers) and one that keeps them (uvicorn).
+AGREEMENT = (("gunicorn-sync", 1), ("gunicorn-sync", 4), ("uvicorn", 1))
+
+
+def agreements(
+    project: Project,
+    scenario: Scenario,
+    cpus: tuple[tuple[int, ...], tuple[int, ...]],
+    trials: int,
+    duration: float,
+    work: Path,
+    say: Callable[[str], None],
+) -> list[dict[str, Any]]:
+    """runbench (builtin and wrk drivers) / an independent wrk, for each of AGREEMENT."""
+    if not DRIVERS["wrk"].available():
+        say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
+        return []
+    lines = []
+    for server, workers in AGREEMENT:
+        *benches, independent = agreement(
+            project, scenario, *cpus, trials, duration, workers, work, server
+        )
+        for bench in benches:
+            name = f"{bench.name} / independent wrk, {server} x{workers}"
+            lines.append(_ratio_line(name, bench, independent))
+            say(_say_ratio(lines[-1]))
+    return lines
 
 
 def _say_ratio(line: dict[str, Any]) -> str:

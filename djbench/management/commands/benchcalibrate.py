@@ -31,6 +31,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--json", dest="json_path", type=Path, help="also write the figures to this file"
         )
+        parser.add_argument(
+            "--agreement-only",
+            action="store_true",
+            help="only runbench against an independent wrk (gunicorn-sync x1, x4, uvicorn)",
+        )
 
     def handle(
         self,
@@ -40,6 +45,7 @@ class Command(BaseCommand):
         cpus: str,
         scenario: str,
         json_path: Path | None,
+        agreement_only: bool = False,
         **options: Any,
     ) -> None:
         if trials < 1 or not 0 < duration <= 60:
@@ -61,8 +67,9 @@ class Command(BaseCommand):
         try:
             with terminate_on_signals():
                 report = calibrate.run(
-                    project, chosen, server_cpus, driver_cpus, trials, duration, self.stdout.write
-                )
+                    project, chosen, server_cpus, driver_cpus, trials, duration,
+                    self.stdout.write, agreement_only,
+                )  # fmt: skip
         except (RuntimeError, ServerError) as exc:
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
