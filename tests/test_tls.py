@@ -74,12 +74,13 @@ def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> No
     assert tls is not None
     lines = {line.split(", ", 1)[1].split(":")[0]: line for line in tls.text.splitlines()[1:]}
     assert re.search(
-        r"1,0\d\d -> 8\d\d req/s \(x0\.8\d \[0\.\d\d-0\.\d\d\], slower\)", lines["TLS at Caddy"]
+        r"1,0\d\d -> 8\d\d req/s \(paired by round x0\.8\d \[0\.\d\d-0\.\d\d\], slower\)",
+        lines["TLS at Caddy"],
     )
     http2 = lines["HTTP/2 instead of HTTP/1.1 over that TLS"]
     assert "the same within 5%" in http2
     assert re.search(
-        r"\(x1\.3\d \[1\.\d\d-1\.\d\d\], faster\)",
+        r"\(paired by round x1\.3\d \[1\.\d\d-1\.\d\d\], faster\)",
         lines["the server's own HTTP/2 (h2c) instead of Caddy's"],
     )
 

@@ -454,7 +454,8 @@ def _versus(new: Pair, base: Pair) -> str:
     [d] = decide.judge([e], +1, TIE_ALPHA)
     low, high = d.ci or (float("nan"), float("nan"))
     words = {"better": "faster", "worse": "slower", "equivalent": "the same within 5%"}
-    return f"x{d.ratio:.2f} [{low:.2f}-{high:.2f}], {words.get(d.verdict, 'no verdict')}"
+    verdict = words.get(d.verdict, "no verdict")
+    return f"paired by round x{d.ratio:.2f} [{low:.2f}-{high:.2f}], {verdict}"
 
 
 def tls_recommendation(run: Run) -> Recommendation | None:
@@ -484,7 +485,9 @@ def tls_recommendation(run: Run) -> Recommendation | None:
     lines.insert(
         0,
         "Each line holds one step against the one before it (same server, scenario, "
-        'rounds); "no verdict": the rounds could not tell. Start from '
+        "rounds): the medians, then the ratio of the rounds' pairs with its interval "
+        '(it can differ from the ratio of the medians); "no verdict": the rounds could '
+        "not tell. Start from "
         "`deploy/Caddyfile.tls` (put your domain in the site address in production).",
     )
     return Recommendation("proxy", "TLS and HTTP/2", "\n".join(lines))
