@@ -131,6 +131,15 @@ def test_the_next_start_reaps_what_a_killed_runbench_left(tmp_path: Path) -> Non
                 proc.wait(timeout=5)
 
 
+def command(process: psutil.Process) -> str:
+    """Its command line, or "" once it has exited (between still_running() and this:
+    CI met the race, and the failed test then left its runbench running)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
     live_database: str, tmp_path: Path
 ) -> None:
@@ -140,16 +149,21 @@ def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
     proc = runbench("--verify-only", "--servers", "hypercorn", "--output", str(tmp_path), mark=mark)
 
     def serving(seen: dict[int, psutil.Process]) -> bool:
-        return any("hypercorn" in " ".join(p.cmdline()) for p in still_running(seen))
+        return any("hypercorn" in command(p) for p in still_running(seen))
 
-    seen = watch_children(proc.pid, until=serving, timeout=60)
-    assert serving(seen), "runbench started no server"
-    time.sleep(0.5)
-    during = len(marked(mark))
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        seen = watch_children(proc.pid, until=serving, timeout=60)
+        assert serving(seen), "runbench started no server"
+        time.sleep(0.5)
+        during = len(marked(mark))
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:  # a failure above must not leave runbench to the next test
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert gone_within(seen, 2.0) == []
