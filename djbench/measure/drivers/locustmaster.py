@@ -67,9 +67,13 @@ def worker_command(host: str, port: int, version: str | None) -> str:
 
 
 def _workers(web: str) -> dict[str, object]:
-    with urllib.request.urlopen(web + "/djbench/workers", timeout=10) as response:
-        state: dict[str, object] = json.loads(response.read())
-        return state
+    """Who has joined; a master that stops answering is a sentence, not a traceback."""
+    try:
+        with urllib.request.urlopen(web + "/djbench/workers", timeout=10) as response:
+            state: dict[str, object] = json.loads(response.read())
+            return state
+    except (OSError, ValueError) as exc:
+        raise MasterError(f"the Locust master's web UI at {web} did not answer: {exc}") from None
 
 
 def wait_for_workers(
