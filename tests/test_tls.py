@@ -17,7 +17,7 @@ from django.core.management import call_command
 
 from djbench.launch.live import Deployment
 from djbench.launch.servers import SERVERS, executable_path
-from djbench.reports import guide
+from djbench.reports import guide, words
 from djbench.results import store
 from djbench.results.analysis import load_run
 from tests.resultfiles import entry, write
@@ -46,9 +46,15 @@ def test_what_cannot_be_spoken_is_refused_before_the_server_starts() -> None:
         found = driver_refused(Deployment(server=spec, proxy=proxy, protocol=protocol), "h2load")
         return found.code if found else None
 
-    assert code("none", "h2") == code("caddy", "h2") == "h2_needs_tls"
+    assert code("caddy", "h2") == "h2_needs_tls"
     assert code("caddy-tls", "h2c") == "h2c_is_cleartext"
     assert code("caddy-tls", "h2") is code("none", "h2c") is code("caddy-tls", "h1") is None
+    # Direct h2 is the server's own TLS: judged by the server's answer once started
+    # (Uvicorn has TLS, not HTTP/2), refused at once where it has no TLS at all.
+    assert code("none", "h2") is None
+    uwsgi = driver_refused(Deployment(server=SERVERS["uwsgi"], protocol="h2"), "h2load")
+    assert uwsgi is not None and uwsgi.code == "no_own_tls"
+    assert "no HTTP/2" in words.say(uwsgi)
 
 
 def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> None:
@@ -81,7 +87,7 @@ def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> No
     assert "the same within 5%" in http2
     assert re.search(
         r"\(paired by round x1\.3\d \[1\.\d\d-1\.\d\d\], faster\)",
-        lines["the server's own HTTP/2 (h2c) instead of Caddy's"],
+        lines["the server's own HTTP/2 in clear (h2c) instead of Caddy's"],
     )
 
 
@@ -119,7 +125,7 @@ def test_tls_and_http2_through_caddy(live_database: str, tmp_path: Path, one_pas
     assert h1.verify is not None and h1.verify.status == "ok"  # over TLS
     # Refused before any load, with the reason.
     for label, code in (
-        ("uvicorn/h2 health-sync", "h2_needs_tls"),
+        ("uvicorn/h2 health-sync", "protocol_refused"),  # its own TLS: HTTP/1.1 only
         ("uvicorn+caddy-tls ws-echo", "websocket_tls_h2"),
         ("uvicorn+caddy-tls/h2 ws-echo", "websocket_tls_h2"),
     ):

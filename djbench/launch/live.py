@@ -29,6 +29,7 @@ from djbench.launch.process import (
 )
 from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
 from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
+from djbench.launch.tls import certificates
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
@@ -44,7 +45,7 @@ class Target:
     port: int
     interface: str
     websocket: bool
-    scheme: str = "http"  # https through a TLS proxy, checked against its CA (cafile)
+    scheme: str = "http"  # https: TLS at a proxy or the server, checked against cafile
     cafile: Path | None = None
     protocol: str = "h1"  # what the load will speak (--protocol)
     log_since: Callable[[int], str] = field(default=lambda offset: "")
@@ -108,8 +109,8 @@ class LiveServer:
     startup_seconds: float
     threads: int | None
     commands: dict[str, Command] = field(default_factory=dict)
-    scheme: str = "http"  # https: a TLS proxy in front (--proxy caddy-tls)
-    cafile: Path | None = None  # that proxy's CA root, to check its certificate
+    scheme: str = "http"  # https: TLS at the proxy (caddy-tls) or the server's own (h2)
+    cafile: Path | None = None  # the CA root that signed its certificate
 
     def target(self) -> Target:
         log = self.server.log_path
@@ -188,6 +189,7 @@ def deploy(
     client_port = deployment.port or free_port(front)
     server_port = client_port if direct else free_port(HOST)
     config_file = project.config_file(spec.deploy_file)
+    own_tls = certificates(run_dir) if direct and deployment.protocol == "h2" else None
     config = LaunchConfig(
         host=front if direct else HOST,
         port=server_port,
@@ -198,6 +200,8 @@ def deploy(
         config_file=config_file,
         recycle=deployment.recycle,
         extra_args=tuple(knob_argv(spec.name, deployment.knobs)),
+        tls=(str(own_tls.cert), str(own_tls.key)) if own_tls else None,
+        h2c=direct and deployment.protocol == "h2c",
     )
     try:
         launch = spec.launch(config)
@@ -226,8 +230,10 @@ def deploy(
     proxy: ProcessTree | None = None
     try:
         server.start()
-        startup = server.wait_ready(f"http://{url_host(config.host)}:{server_port}{health_path}")
-        scheme, cafile = "http", None
+        # --protocol h2 direct: the server's own TLS, checked against the run's CA.
+        scheme, cafile = ("https", own_tls.ca) if own_tls else ("http", None)
+        ready = f"{scheme}://{url_host(config.host)}:{server_port}{health_path}"
+        startup = server.wait_ready(ready, cafile=cafile)
         if not direct:
             # Made here, filled in and started by start_proxy: stopped below even when
             # start_proxy fails after starting it.

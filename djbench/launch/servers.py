@@ -35,6 +35,10 @@ class LaunchConfig:
     config_file: Path  # the server's deploy/ file: the project's own, or djbench's default
     recycle: Recycle | None = None  # --recycle; None: recycling off as in any benchmark
     extra_args: tuple[str, ...] = ()  # a tuned candidate's knobs (knob_argv), before the app
+    # --protocol h2 direct: the server terminates TLS itself with this (cert, key);
+    # h2c direct: it is asked for HTTP/2 in clear (where that takes a flag).
+    tls: tuple[str, str] | None = None
+    h2c: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,18 @@ class Features:
 
 
 @dataclass(frozen=True)
+class OwnProtocols:
+    """How a server terminates TLS itself and offers HTTP/2 (issue 27): its flags, with
+    {cert}, {key}, {host} and {port} filled in. `tls` empty: it cannot (`why` says so).
+    Whether HTTP/2 is then really spoken is judged by what ALPN negotiates, never by
+    these flags (Gunicorn's sync worker takes them and answers HTTP/1.1)."""
+
+    tls: tuple[str, ...] = ()
+    h2c: tuple[str, ...] = ()  # flags for HTTP/2 in clear by prior knowledge, if needed
+    why: str = ""  # why there is no TLS of its own
+
+
+@dataclass(frozen=True)
 class ServerSpec:
     name: str
     interface: Interface
@@ -78,6 +94,7 @@ class ServerSpec:
     # Keeps a client's connection open between requests (HTTP/1.1 keep-alive). False:
     # a new connection per request, which h2load's timed HTTP/1.1 run never ends against.
     keep_alive: bool = True
+    own: OwnProtocols = OwnProtocols(why="no TLS of its own is known to djbench")
 
     def missing(self) -> list[str]:
         """What is not installed for this server (empty when it can run)."""
@@ -290,7 +307,11 @@ def _args_file(spec: ServerSpec, config: LaunchConfig) -> list[str]:
     argv = read_args(config.config_file)
     if config.recycle is None:
         return argv
-    strip = spec.recycling(config.recycle, config.workers).strip
+    return _without(argv, spec.recycling(config.recycle, config.workers).strip)
+
+
+def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:
+    """argv without the given flags and their values (`--flag value` or `--flag=value`)."""
     kept: list[str] = []
     skip = False
     for arg in argv:
@@ -298,7 +319,7 @@ def _args_file(spec: ServerSpec, config: LaunchConfig) -> list[str]:
             skip = False
             continue
         name = arg.split("=", 1)[0]
-        if name in strip:
+        if name in flags:
             skip = "=" not in arg
             continue
         kept.append(arg)
@@ -382,6 +403,15 @@ def tuned_file(original: str, server: str, lines: list[str], header: str) -> str
     return f"{original.rstrip()}\n\n{block}\n"
 
 
+def _protocol_argv(spec: ServerSpec, config: LaunchConfig) -> list[str]:
+    """The server's own TLS or h2c flags for this launch (nothing for plain HTTP/1.1)."""
+    fill = {"host": config.host.replace(":", "\\:"), "port": str(config.port)}
+    if config.tls is not None:
+        fill.update(cert=config.tls[0], key=config.tls[1])
+        return [arg.format(**fill) for arg in spec.own.tls]
+    return list(spec.own.h2c) if config.h2c else []
+
+
 def _threads(spec: ServerSpec, config: LaunchConfig) -> int | None:
     return config.threads if config.threads is not None else spec.default_threads
 
@@ -424,7 +454,7 @@ def _gunicorn(worker_class: str, app: Literal["wsgi", "asgi"]) -> Callable[..., 
         ]
         if worker_class == "gthread":
             argv += ["--threads", str(threads)]
-        argv += config.extra_args
+        argv += [*config.extra_args, *_protocol_argv(spec, config)]
         argv.append(config.wsgi_app if app == "wsgi" else config.asgi_app)
         return Launch(argv=argv, threads=threads if worker_class == "gthread" else 1)
 
@@ -461,19 +491,23 @@ def _uvicorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
         "--http",
         http,
         *_recycle_argv(spec, config, ["--limit-max-requests", NO_RECYCLE]),
+        *_protocol_argv(spec, config),
         config.asgi_app,
     ]
     return Launch(argv=argv)
 
 
 def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
+    # With TLS, Twisted's endpoint string (-e) is the listening socket: -b/-p (ours or
+    # the deploy file's) would open a second, plain one.
+    if config.tls is None:
+        opening = [*_args_file(spec, config), "-b", config.host, "-p", str(config.port)]
+    else:
+        opening = _without(_args_file(spec, config), ("-b", "-p", "--bind", "--port"))
     argv = [
         _exe(spec),
-        *_args_file(spec, config),
-        "-b",
-        config.host,
-        "-p",
-        str(config.port),
+        *opening,
+        *_protocol_argv(spec, config),
         config.asgi_app,
     ]
     return Launch(argv=argv)
@@ -491,6 +525,7 @@ def _hypercorn(spec: ServerSpec, config: LaunchConfig) -> Launch:
         "--worker-class",
         HYPERCORN_CLASS[spec.name],
         *_recycle_argv(spec, config, ["--max-requests", NO_RECYCLE]),
+        *_protocol_argv(spec, config),
         config.asgi_app,
     ]
     return Launch(argv=argv)
@@ -506,7 +541,7 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
         if interface == "wsgi":
             threads = _threads(spec, config)
             argv += ["--blocking-threads", str(threads)]
-        argv += config.extra_args
+        argv += [*config.extra_args, *_protocol_argv(spec, config)]
         argv.append(config.wsgi_app if interface == "wsgi" else config.asgi_app)
         return Launch(argv=argv, threads=threads)
 
@@ -516,6 +551,33 @@ def _granian(interface: Interface) -> Callable[..., Launch]:
 # --- facts ------------------------------------------------------------------------
 
 _PREFORK = "master process + N worker processes"
+
+# Each server's own TLS and HTTP/2 (issue 27; checked with the versions in checked_with):
+# - Gunicorn 27: --certfile/--keyfile, HTTP/2 only when --http-protocols names h2 (and
+#   the h2 package is installed); h2c by --http2-cleartext prior-knowledge. The sync
+#   worker takes the flags, warns "HTTP/2 is not supported by the sync worker" and
+#   still lets ALPN choose h2, then reads the preface as a bad HTTP/1.1 request line
+#   (djbench.measure.h2probe tells). gthread serves HTTP/2 with one thread per
+#   connection for the connection's life: connections beyond --threads wait unserved.
+#   h2c is served to --forwarded-allow-ips peers only (loopback by default).
+# - Uvicorn: --ssl-certfile/--ssl-keyfile; HTTP/1.1 only (h11 or httptools), no ALPN.
+# - Hypercorn: --certfile/--keyfile; offers h2 and http/1.1 by ALPN, h2c by default.
+# - Granian: --ssl-certificate/--ssl-keyfile (the key in PKCS#8 only); --http auto (its
+#   default) offers both by ALPN and takes h2c by prior knowledge.
+# - Daphne: a Twisted endpoint, -e ssl:PORT:interface=HOST:privateKey=K:certKey=C (a
+#   colon in a value is written \:); HTTP/2 when Twisted finds h2 and priority.
+_GUNICORN_OWN = OwnProtocols(
+    tls=("--certfile", "{cert}", "--keyfile", "{key}", "--http-protocols", "h2,h1"),
+    # "both", not "prior-knowledge": on a prior-knowledge-only port Gunicorn answers
+    # 400 to every HTTP/1.1 request from a trusted peer (its readiness check too).
+    h2c=("--http-protocols", "h2,h1", "--http2-cleartext", "both"),
+)
+_UVICORN_OWN = OwnProtocols(tls=("--ssl-certfile", "{cert}", "--ssl-keyfile", "{key}"))
+_HYPERCORN_OWN = OwnProtocols(tls=("--certfile", "{cert}", "--keyfile", "{key}"))
+_GRANIAN_OWN = OwnProtocols(tls=("--ssl-certificate", "{cert}", "--ssl-keyfile", "{key}"))
+_DAPHNE_OWN = OwnProtocols(
+    tls=("-e", "ssl:{port}:interface={host}:privateKey={key}:certKey={cert}")
+)
 _GUNICORN = Features(
     http2="yes: --http-protocols h1,h2 (TLS), h2c with --http2-cleartext",
     http3="no",
@@ -568,6 +630,10 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uwsgi.ini",
             summary="uWSGI, prefork, HTTP/1.1 keep-alive socket in the workers",
             build=_uwsgi,
+            own=OwnProtocols(
+                why="uWSGI speaks no HTTP/2 (its --https needs an SSL build and serves "
+                "HTTP/1.1): put a TLS proxy in front (--proxy caddy-tls)"
+            ),
             recycler=_uwsgi_recycle,
             default_threads=1,
             features=Features(
@@ -593,6 +659,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("sync", "wsgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            own=_GUNICORN_OWN,
             # Gunicorn's docs: the sync worker does not support persistent connections
             # (it answers "Connection: close"); checked with gunicorn 23-27.
             keep_alive=False,
@@ -609,6 +676,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("gthread", "wsgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            own=_GUNICORN_OWN,
             default_threads=4,
         ),
         ServerSpec(
@@ -623,6 +691,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("gevent", "wsgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            own=_GUNICORN_OWN,
         ),
         ServerSpec(
             name="gunicorn-uvicorn",
@@ -636,6 +705,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("uvicorn_worker.UvicornWorker", "asgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            own=_GUNICORN_OWN,
         ),
         ServerSpec(
             name="gunicorn-asgi",
@@ -652,6 +722,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_gunicorn("asgi", "asgi"),
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
+            own=_GUNICORN_OWN,
         ),
         ServerSpec(
             name="daphne",
@@ -663,6 +734,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="daphne.args",
             summary="Daphne (Twisted), the Channels project's server; one process",
             build=_daphne,
+            own=_DAPHNE_OWN,
             recycler=_daphne_recycle,
             multi_worker=False,
             features=Features(
@@ -686,6 +758,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_uvicorn,
             recycler=_uvicorn_recycle,
             features=_UVICORN,
+            own=_UVICORN_OWN,
         ),
         ServerSpec(
             name="uvicorn-h11",
@@ -699,6 +772,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_uvicorn,
             recycler=_uvicorn_recycle,
             features=_UVICORN,
+            own=_UVICORN_OWN,
         ),
         ServerSpec(
             name="hypercorn",
@@ -712,6 +786,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_hypercorn,
             recycler=_hypercorn_recycle,
             features=_HYPERCORN,
+            own=_HYPERCORN_OWN,
         ),
         ServerSpec(
             name="hypercorn-uvloop",
@@ -725,6 +800,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_hypercorn,
             recycler=_hypercorn_recycle,
             features=_HYPERCORN,
+            own=_HYPERCORN_OWN,
         ),
         ServerSpec(
             name="granian-wsgi",
@@ -738,6 +814,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_granian("wsgi"),
             recycler=_granian_recycle,
             features=_GRANIAN,
+            own=_GRANIAN_OWN,
             default_threads=4,
         ),
         ServerSpec(
@@ -752,6 +829,7 @@ SERVERS: dict[str, ServerSpec] = {
             build=_granian("asgi"),
             recycler=_granian_recycle,
             features=_GRANIAN,
+            own=_GRANIAN_OWN,
         ),
     ]
 }

@@ -29,7 +29,7 @@ from djbench.launch.process import (
     pinned,
 )
 from djbench.measure import machine, soak
-from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec
+from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec, h2load
 from djbench.measure.drivers.base import (
     WINDOW_MARKER,
     WS_MARKER,
@@ -72,6 +72,7 @@ class LoadSettings:
     driver_workers: int = 1  # Locust: worker processes
     master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
+    new_connection_every: int | None = None  # builtin: a new connection after N answers
 
 
 @dataclass(frozen=True)
@@ -241,6 +242,7 @@ def load_spec(
         master_web=settings.master_web,
         protocol=live.deployment.protocol,
         scheme=live.scheme,
+        new_connection_every=settings.new_connection_every,
     )
 
 
@@ -298,7 +300,16 @@ def _run_driver(
         return _parse_ws(ran.output), ran
     spec = load_spec(live, scenario, connections, duration, settings, warmup)
     announces = driver.name in OWN_WINDOW
-    ran = drive(driver.argv(spec), driver.env(spec), cpus, log, timeout, window, announces)
+    if driver.name == "h2load":
+        timeout = h2load.time_limit(duration, warmup)
+    argv, env = driver.argv(spec), driver.env(spec)
+    try:
+        ran = drive(argv, env, cpus, log, timeout, window, announces)
+    except DriverError:
+        if driver.name != "h2load" or not log.exists():
+            raise
+        why = h2load.stalled(log.read_text(errors="replace"), connections)
+        raise DriverError(why) from None
     return driver.parse(ran.output), ran
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from djbench.launch.live import Target
+from djbench.measure.h2probe import spoken
 from djbench.plan.scenarios import Expect, Request, Scenario
 from djbench.querycount import RESPONSE_HEADER
 from djbench.results.model import Notice, Verification, VerifyStatus
@@ -224,10 +225,22 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
 def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
     """What the load cannot speak to this front end for this scenario, said before any
     load (h2 without TLS and h2c over it are refused before the server starts:
-    run.variants.driver_refused)."""
+    run.variants.driver_refused); and HTTP/2 that the server does not answer."""
     if scenario.kind == "websocket" and (target.scheme == "https" or target.protocol != "h1"):
         return _n("websocket_tls_h2")
+    if target.protocol in ("h2", "h2c"):
+        # Judged by what the server answers, not by its flags (h2probe).
+        cafile = target.cafile if target.scheme == "https" else None
+        try:
+            got = spoken(target.host, target.port, cafile)
+        except OSError as exc:
+            got = f"no connection ({exc})"
+        if got != target.protocol:
+            return _n("protocol_refused", asked="HTTP/2", got=got, by=_PROBE)
     return None
+
+
+_PROBE = "judged before any load"
 
 
 def _verify_websocket(target: Target, scenario: Scenario) -> Verdict:

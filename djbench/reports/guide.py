@@ -442,7 +442,8 @@ def proxy_recommendation(run: Run) -> Recommendation:
 FRONT_STEPS = (
     ("caddy-tls", "caddy", "TLS at Caddy"),
     ("caddy-tls/h2", "caddy-tls", "HTTP/2 instead of HTTP/1.1 over that TLS"),
-    ("none/h2c", "caddy-tls/h2", "the server's own HTTP/2 (h2c) instead of Caddy's"),
+    ("none/h2", "caddy-tls/h2", "the server's own TLS and HTTP/2 instead of Caddy's"),
+    ("none/h2c", "caddy-tls/h2", "the server's own HTTP/2 in clear (h2c) instead of Caddy's"),
 )
 
 

@@ -72,8 +72,8 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "search_http_only": lambda p: "--capacity, --sweep and --churn load HTTP scenarios only",
     "churn_unsupported": lambda p: p["why"],
     "protocol_refused": lambda p: (
-        f"asked for {p['asked']}, the server spoke {p['got']} (the protocol h2load "
-        "negotiated): it does not serve HTTP/2 this way"
+        f"asked for {p['asked']}: {p['got']} "
+        f"({p.get('by', 'the protocol h2load negotiated')}): it does not serve HTTP/2 this way"
     ),
     "locust_worker_busy": lambda p: (
         f"a Locust worker used {p['cpu_percent']:.0f}% of its core (of {p['workers']} "
@@ -148,9 +148,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         "WebSocket load speaks ws:// over HTTP/1.1 only (no wss://, no HTTP/2 here)"
     ),
     "h2_needs_tls": lambda p: (
-        "h2 is HTTP/2 over TLS (by ALPN): put a TLS proxy in front (--proxy caddy-tls), "
-        "or ask for h2c (HTTP/2 in clear) from servers that speak it"
+        "h2 is HTTP/2 over TLS (by ALPN) and this Caddy has no TLS: ask for --proxy "
+        "caddy-tls, or none (the server's own TLS, where it has one)"
     ),
+    "no_own_tls": lambda p: f"h2 direct needs the server's own TLS: {p['why']}",
     "h2c_is_cleartext": lambda p: (
         "h2c is HTTP/2 in clear; over TLS ask for h2 (Caddy offers HTTP/2 by ALPN only)"
     ),

@@ -93,17 +93,20 @@ def recycle_refused(deployment: Deployment) -> str | None:
 
 def driver_refused(deployment: Deployment, driver: str) -> Notice | None:
     """Why the load cannot be spoken to this deployment's front end (None: it can),
-    known before it starts: h2 is HTTP/2 over TLS and h2c in clear (issue 27); and
+    known before it starts: h2 is HTTP/2 over TLS (Caddy's, or the server's own when
+    direct, where it has one) and h2c in clear (issue 27); and
     h2load's timed HTTP/1.1 run never ends against a server that closes every
     connection (nghttp2 1.52; djbench/measure/drivers/h2load.py)."""
     from djbench.launch.proxy import TLS_PROXIES
 
     tls = deployment.proxy in TLS_PROXIES
-    if deployment.protocol == "h2" and not tls:
+    spec = deployment.server
+    if deployment.protocol == "h2" and deployment.proxy == "none" and not spec.own.tls:
+        return Notice(code="no_own_tls", params={"server": spec.name, "why": spec.own.why})
+    if deployment.protocol == "h2" and not tls and deployment.proxy != "none":
         return Notice(code="h2_needs_tls")
     if deployment.protocol == "h2c" and tls:
         return Notice(code="h2c_is_cleartext")
-    spec = deployment.server
     direct_h1 = deployment.protocol == "h1" and deployment.proxy == "none"
     if driver == "h2load" and direct_h1 and not spec.keep_alive:
         message = (

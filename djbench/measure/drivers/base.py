@@ -47,6 +47,7 @@ class LoadSpec:
     series: float | None = None  # the builtin driver's time line (soak): seconds per slice
     workers: int = 1  # driver processes that make the load (Locust's workers)
     master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
+    new_connection_every: int | None = None  # builtin: a new connection after N answers
     protocol: str = "h1"  # h2load: h1 (--h1), h2 (over TLS, by ALPN) or h2c (over http://)
     # https: through a TLS front (--proxy caddy-tls). Drivers do not verify its
     # certificate (wrk and h2load cannot be given a CA): the handshake costs the same.

@@ -43,6 +43,31 @@ from djbench.measure.drivers.base import (
 
 MAX_LATENCY_US = 3_600_000_000
 WARMUP_S = 1.0  # h2load's own warm-up, at most: its connections are open when it measures
+# h2load ends at its warm-up plus duration; one still running this long after is waiting
+# for a connection that the server never serves (seen with Gunicorn 27's gthread worker,
+# which holds a thread per HTTP/2 connection: 32 connections on 4 threads). Its own
+# inactivity timeout (-N) would end it, but nghttp2 1.52 aborts on it there (libev's
+# "I/O watcher with invalid fd" assertion), so the run's time limit ends it instead.
+STALL_S = 20.0
+
+
+def time_limit(duration: float, warmup: float) -> float:
+    """How long an h2load run may take before it is stalled."""
+    return warmup + WARMUP_S + duration + STALL_S
+
+
+def stalled(output: str, connections: int) -> str:
+    """Why an h2load run that its time limit ended did not end by itself."""
+    if "Stopped all clients" in output:
+        return (
+            f"h2load stopped its clients at the window's end but did not exit within "
+            f"{STALL_S:.0f} s: some of its {connections} connections were never answered (a "
+            "server serving fewer connections at a time than were opened: Gunicorn's gthread "
+            "worker holds a thread per HTTP/2 connection, give it --threads >= connections)"
+        )
+    return f"h2load did not finish within {STALL_S:.0f} s of its window's end (see its log)"
+
+
 SUMMARY = re.compile(
     r"requests: (?P<total>\d+) total, (?P<started>\d+) started, (?P<done>\d+) done, "
     r"(?P<ok>\d+) succeeded, (?P<failed>\d+) failed, (?P<errored>\d+) errored, "
