@@ -31,6 +31,7 @@ class SlowServer:
     ) -> None:
         self.status, self.delay, self.hang_every = status, delay, hang_every
         self.seen = 0
+        self.connections = 0  # connections accepted (tests/test_own_tls.py)
         # `workers`: at most this many requests served at once (the rest wait), so the
         # capacity is workers / delay req/s (tests/test_capacity.py).
         self.workers = workers
@@ -41,6 +42,7 @@ class SlowServer:
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

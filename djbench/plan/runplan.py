@@ -75,6 +75,9 @@ class RunOptions(BaseModel):
     # and h2c (HTTP/2 in clear, prior knowledge); HTTP/2 is spoken by h2load (issue 27)
     protocols: list[str] = ["h1"]
     rate: float | None = None
+    # --new-connection-every N: the builtin driver opens a new connection after each
+    # connection's Nth answer (with TLS, a handshake each time: its cost, issue 27)
+    new_connection_every: int | None = None
     max_error_rate: float = 0.01
     ws_idle: int = 1000
     seed: int | None = None
@@ -316,6 +319,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         driver=options.get("driver") or "auto",
         protocols=protocols_of(options),
         rate=rate,
+        new_connection_every=new_connection_every(options),
         max_error_rate=max_error_rate,
         ws_idle=ws_idle,
         seed=options.get("seed"),
@@ -382,6 +386,27 @@ def protocols_of(options: dict[str, Any]) -> list[str]:
             "--protocol h2/h2c needs --driver h2load or auto (the other drivers speak HTTP/1.1)"
         )
     return list(dict.fromkeys(chosen))
+
+
+def new_connection_every(options: dict[str, Any]) -> int | None:
+    """--new-connection-every N: the builtin driver's (wrk, h2load and Locust keep their
+    connections; h2load cannot reconnect, so HTTP/2's handshakes are not measured)."""
+    every = options.get("new_connection_every")
+    if every is None:
+        return None
+    if every < 1:
+        raise OptionError("--new-connection-every takes a whole number of at least 1")
+    if (options.get("driver") or "auto") not in ("auto", "builtin"):
+        raise OptionError(
+            "--new-connection-every is the builtin driver's: leave out --driver (wrk, "
+            "h2load and Locust keep their connections)"
+        )
+    if set(split_list(options.get("protocol")) or ["h1"]) != {"h1"}:
+        raise OptionError(
+            "--new-connection-every speaks HTTP/1.1 (the builtin driver): leave out "
+            "--protocol h2/h2c (h2load cannot reconnect mid-run)"
+        )
+    return int(every)
 
 
 def locust_workers(raw: Any, option: str = "--locust-workers") -> int:
@@ -473,6 +498,7 @@ def to_argv(opts: RunOptions) -> list[str]:
     put("--driver", opts.driver)
     put("--protocol", ",".join(opts.protocols) if opts.protocols != ["h1"] else None)
     put("--rate", None if opts.rate is None else f"{opts.rate:g}")
+    put("--new-connection-every", opts.new_connection_every)
     put("--max-error-rate", f"{opts.max_error_rate:g}")
     put("--ws-idle", opts.ws_idle)
     put("--seed", opts.seed)

@@ -35,6 +35,7 @@ PLAN_KEYS = (
     "driver_cpus",
     "pinning",
     "keep_alive",
+    "new_connection_every",
     "loop",
     "rate",
     "duration",

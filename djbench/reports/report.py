@@ -636,6 +636,12 @@ def unranked_section(runs: list[Run]) -> Section:
     )
 
 
+def _loop_and_connections(run: Run) -> str:
+    every = run.plan.new_connection_every
+    kept = f"a new connection every {every} answer(s)" if every else run.plan.keep_alive
+    return f"{run.plan.loop} / {kept}"
+
+
 def environment_section(runs: list[Run]) -> Section:
     section = Section(
         id="environment", title="Environment and plan", headers=["", *[run.run_id for run in runs]]
@@ -657,7 +663,7 @@ def environment_section(runs: list[Run]) -> Section:
         ("channel layer", lambda r: r.environment.channel_layer),
         ("middleware profile", lambda r: r.environment.middleware_profile),
         ("driver", lambda r: f"{r.plan.driver} ({r.environment.tools.get('driver')})"),
-        ("loop / keep-alive", lambda r: f"{r.plan.loop} / {r.plan.keep_alive}"),
+        ("loop / keep-alive", _loop_and_connections),
         ("workers / threads", lambda r: f"{r.plan.workers} / {r.plan.threads or 'server default'}"),
         (
             "server CPUs / driver CPUs",

@@ -603,6 +603,11 @@ class PlanRecord(Model):
     rate: float | None = None
     loop: Literal["open", "closed"] | None = None
     keep_alive: bool = True
+    new_connection_every: int | None = Field(
+        default=None,
+        description="--new-connection-every: the builtin driver opened a new connection "
+        "after each connection's this many answers (None: connections kept)",
+    )
     workers: int = 1
     threads: int | None = None
     server_cpus: list[int] = Field(default_factory=list)

@@ -27,6 +27,13 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         "(HTTP/2 in clear): an axis; with h2/h2c, --driver auto is h2load",
     )
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
+    a(
+        "--new-connection-every",
+        type=int,
+        metavar="N",
+        help="builtin driver: a new connection after each connection's Nth answer (1: one "
+        "per request; over TLS, a handshake each time)",
+    )
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
     a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
     a(

@@ -528,6 +528,7 @@ def benchmark(
         series=None if opts.soak is None else soak_interval(opts.soak),
         growth_threshold=opts.soak_threshold,
         driver_workers=remote.driver_workers(opts),
+        new_connection_every=opts.new_connection_every,
     )
     to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
     if opts.config_from is not None:
@@ -639,7 +640,13 @@ def announce(
                 if opts.churn
                 else f"{plan.trials} trial(s)"
             )
-            + f"; driver {plan.driver.name}; {opts.duration:g}s windows after {opts.warmup:g}s "
+            + f"; driver {plan.driver.name}"
+            + (
+                f" (a new connection every {opts.new_connection_every} answer(s))"
+                if opts.new_connection_every
+                else ""
+            )
+            + f"; {opts.duration:g}s windows after {opts.warmup:g}s "
             f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
             f"{list(selection.driver_cpus) or 'unpinned'}"
             + _what_the_budget_buys(opts, until_round)
@@ -837,6 +844,7 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             rate=plan.settings.rate,
             loop="open" if plan.settings.rate else "closed",
             keep_alive=True,
+            new_connection_every=plan.settings.new_connection_every,
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server unless --recycle asks (see

@@ -65,6 +65,8 @@ class BuiltinDriver:
             argv += ["--path", path]
         if spec.scheme == "https":
             argv.append("--tls")
+        if spec.new_connection_every:
+            argv += ["--new-connection-every", str(spec.new_connection_every)]
         return argv
 
     def env(self, spec: LoadSpec) -> dict[str, str]:

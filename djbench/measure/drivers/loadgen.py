@@ -81,6 +81,7 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.done: asyncio.Future[int] | None = None
         self.keep_alive = True
+        self.answered = 0  # answers read on this connection (--new-connection-every)
         self.first = first
         if first is not None:
             self.done = asyncio.get_running_loop().create_future()
@@ -388,6 +389,10 @@ async def _one(
         conn.close()
         return None
     _completed(tally, args, status, started_ns, time.perf_counter_ns(), who)
+    conn.answered += 1
+    if args.new_connection_every and conn.answered >= args.new_connection_every:
+        conn.close()  # the client closes, as a browser does; the next request reconnects
+        return None
     return conn
 
 
@@ -707,6 +712,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--tls", action="store_true", help="TLS (HTTP/1.1 by ALPN; the certificate unchecked)"
     )
     p.add_argument(
+        "--new-connection-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="close each connection after its Nth answer and open a new one (with --tls, "
+        "a full handshake): the cost of connections (default: keep them)",
+    )
+    p.add_argument(
         "--series",
         type=float,
         default=None,
@@ -716,6 +729,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args.path = args.path or ["/"]
     if args.connections < 1 or (args.rate is not None and args.rate <= 0):
         p.error("--connections and --rate must be positive")
+    if args.new_connection_every is not None and args.new_connection_every < 1:
+        p.error("--new-connection-every takes a whole number of at least 1")
     if args.duration < 0 or args.warmup < 0 or (args.duration == 0 and args.warmup == 0):
         p.error("--duration must be positive (or 0 with a --warmup: warm-up only)")
     # Bounded: a timed window lasts an hour at most, a soak (a window with --series) a day.
