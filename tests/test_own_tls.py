@@ -73,6 +73,14 @@ def test_each_server_is_given_its_own_tls_by_its_own_flags(tmp_path: Path) -> No
     assert not SERVERS["uwsgi"].own.tls and "HTTP/2" in SERVERS["uwsgi"].own.why
 
 
+def test_an_older_release_is_refused_with_the_release_that_would_serve() -> None:
+    own = SERVERS["gunicorn-gthread"].own
+    assert "(24.1.0) has no HTTP/2 over TLS; 25.0 brings it" in (own.refused("24.1.0", "h2") or "")
+    assert "26.2 brings it" in (own.refused("26.1.0", "h2c") or "")
+    assert own.refused("27.0.1", "h2") is own.refused("27.0.1", "h2c") is None
+    assert own.refused(None, "h2") is None  # not installed: said elsewhere
+
+
 class Answering:
     """A loopback socket that answers its first read with `reply`, then closes."""
 
@@ -161,6 +169,7 @@ def test_a_servers_own_tls_and_http2(live_database: str, tmp_path: Path, one_pas
     assert sync.status == "incompatible" and sync.reason is not None, sync.status
     assert sync.reason.code == "protocol_refused" and not sync.trials
     assert "h2 by ALPN, then answered 'HTTP/1.1 400" in sync.reason.params["got"]
+    assert "gthread, gevent and asgi workers" in sync.reason.params["hint"]
     uwsgi = pairs["uwsgi/h2"]
     assert uwsgi.reason is not None and uwsgi.reason.code == "no_own_tls"
     assert list(out.rglob("tls/ca.pem"))  # the run's CA, in the run's folder

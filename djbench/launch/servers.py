@@ -73,6 +73,27 @@ class OwnProtocols:
     tls: tuple[str, ...] = ()
     h2c: tuple[str, ...] = ()  # flags for HTTP/2 in clear by prior knowledge, if needed
     why: str = ""  # why there is no TLS of its own
+    # The first release whose flags above exist (HTTP/2 over TLS; h2c): an older one
+    # installed is refused before it starts, with the release that would do.
+    since: str = ""
+    h2c_since: str = ""
+    hint: str = ""  # said beside a refusal judged by its answer: what would serve HTTP/2
+
+    def refused(self, installed: str | None, protocol: str) -> str | None:
+        """Why this server cannot be asked for `protocol` (h2 direct, h2c) at the
+        installed release, or None."""
+        if protocol == "h2" and not self.tls:
+            return self.why
+        first = self.since if protocol == "h2" else self.h2c_since
+        if installed and first and _release(installed) < _release(first):
+            what = "HTTP/2 over TLS" if protocol == "h2" else "HTTP/2 in clear (h2c)"
+            return f"the installed release ({installed}) has no {what}; {first} brings it"
+        return None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """A release as (major, minor), e.g. (26, 2) for 26.2.0: enough to order them."""
+    return tuple(int(n) for n in re.findall(r"\d+", version)[:2])
 
 
 @dataclass(frozen=True)
@@ -567,19 +588,28 @@ _PREFORK = "master process + N worker processes"
 # - Daphne: a Twisted endpoint, -e ssl:PORT:interface=HOST:privateKey=K:certKey=C (a
 #   colon in a value is written \:); HTTP/2 when Twisted finds h2 and priority.
 _GUNICORN_OWN = OwnProtocols(
+    # HTTP/2 over TLS came in Gunicorn 25.0 (beta), h2c in 26.2 (their release notes).
+    since="25.0",
+    h2c_since="26.2",
+    hint="Gunicorn serves HTTP/2 from its gthread, gevent and asgi workers, never sync",
     tls=("--certfile", "{cert}", "--keyfile", "{key}", "--http-protocols", "h2,h1"),
     # "both", not "prior-knowledge": on a prior-knowledge-only port Gunicorn answers
     # 400 to every HTTP/1.1 request from a trusted peer (its readiness check too).
     h2c=("--http-protocols", "h2,h1", "--http2-cleartext", "both"),
 )
-_UVICORN_OWN = OwnProtocols(tls=("--ssl-certfile", "{cert}", "--ssl-keyfile", "{key}"))
+_UVICORN_OWN = OwnProtocols(
+    tls=("--ssl-certfile", "{cert}", "--ssl-keyfile", "{key}"),
+    hint="Uvicorn speaks HTTP/1.1 only (no release has HTTP/2): put Caddy in front",
+)
 _HYPERCORN_OWN = OwnProtocols(tls=("--certfile", "{cert}", "--keyfile", "{key}"))
 _GRANIAN_OWN = OwnProtocols(tls=("--ssl-certificate", "{cert}", "--ssl-keyfile", "{key}"))
 _DAPHNE_OWN = OwnProtocols(
-    tls=("-e", "ssl:{port}:interface={host}:privateKey={key}:certKey={cert}")
+    tls=("-e", "ssl:{port}:interface={host}:privateKey={key}:certKey={cert}"),
+    hint="Daphne has HTTP/2 over TLS only (Twisted's, with the h2 and priority packages)",
 )
 _GUNICORN = Features(
-    http2="yes: --http-protocols h1,h2 (TLS), h2c with --http2-cleartext",
+    http2="yes: --http-protocols h2,h1 (TLS), h2c with --http2-cleartext (gthread, gevent "
+    "and asgi workers; the sync worker falls back to HTTP/1.1)",
     http3="no",
     reload="graceful: SIGHUP restarts workers; USR2 re-execs the master",
     recycle="by requests (max_requests + jitter)",

@@ -236,7 +236,8 @@ def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
         except OSError as exc:
             got = f"no connection ({exc})"
         if got != target.protocol:
-            return _n("protocol_refused", asked="HTTP/2", got=got, by=_PROBE)
+            hint = target.http2_hint
+            return _n("protocol_refused", asked="HTTP/2", got=got, by=_PROBE, hint=hint)
     return None
 
 

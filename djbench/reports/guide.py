@@ -442,6 +442,7 @@ def proxy_recommendation(run: Run) -> Recommendation:
 FRONT_STEPS = (
     ("caddy-tls", "caddy", "TLS at Caddy"),
     ("caddy-tls/h2", "caddy-tls", "HTTP/2 instead of HTTP/1.1 over that TLS"),
+    ("none/h2", "none", "the server's own TLS and HTTP/2 instead of plain HTTP/1.1"),
     ("none/h2", "caddy-tls/h2", "the server's own TLS and HTTP/2 instead of Caddy's"),
     ("none/h2c", "caddy-tls/h2", "the server's own HTTP/2 in clear (h2c) instead of Caddy's"),
 )
@@ -462,13 +463,13 @@ def _versus(new: Pair, base: Pair) -> str:
 def tls_recommendation(run: Run) -> Recommendation | None:
     """What TLS at the proxy costs, whether HTTP/2 helps over it, and whether a
     server's own HTTP/2 beats Caddy's; with Caddy's memory. None when the run has no
-    TLS front."""
+    TLS front (Caddy's or a server's own)."""
     fronts: dict[tuple[str, str, str, int | None], dict[str, Pair]] = {}
     for p in run.pairs:
         if p.ok:
             key = (p.server, p.entry.variant_label, p.scenario, p.concurrency)
             fronts.setdefault(key, {})[p.front] = p
-    if not any("caddy-tls" in by for by in fronts.values()):
+    if not any(f in by for by in fronts.values() for f in ("caddy-tls", "none/h2")):
         return None
     lines = []
     for (server, _, scenario, _), by in sorted(fronts.items()):

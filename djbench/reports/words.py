@@ -74,6 +74,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "protocol_refused": lambda p: (
         f"asked for {p['asked']}: {p['got']} "
         f"({p.get('by', 'the protocol h2load negotiated')}): it does not serve HTTP/2 this way"
+        + (f"; {p['hint']}" if p.get("hint") else "")
     ),
     "locust_worker_busy": lambda p: (
         f"a Locust worker used {p['cpu_percent']:.0f}% of its core (of {p['workers']} "
@@ -152,6 +153,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         "caddy-tls, or none (the server's own TLS, where it has one)"
     ),
     "no_own_tls": lambda p: f"h2 direct needs the server's own TLS: {p['why']}",
+    "no_own_h2c": lambda p: f"h2c direct needs the server's own HTTP/2 in clear: {p['why']}",
     "h2c_is_cleartext": lambda p: (
         "h2c is HTTP/2 in clear; over TLS ask for h2 (Caddy offers HTTP/2 by ALPN only)"
     ),

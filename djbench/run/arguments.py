@@ -35,47 +35,7 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         "per request; over TLS, a handshake each time)",
     )
     a("--max-error-rate", type=float, default=0.01, help="above it a trial is invalid")
-    a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
-    a(
-        "--locust-master-bind",
-        metavar="HOST[:PORT]",
-        help="--driver locust: one master for the whole run listens here (port 5557 by "
-        "default) for workers on other machines; outside loopback needs "
-        "--allow-remote-target",
-    )
-    a(
-        "--locust-expect-workers",
-        type=int,
-        help="--locust-master-bind: the remote workers to wait for (default 1)",
-    )
-    a(
-        "--locust-join-timeout",
-        type=float,
-        help="--locust-master-bind: seconds to wait for them (default 120)",
-    )
-    a(
-        "--advertise-host",
-        metavar="HOST",
-        help="bind the servers djbench starts here and load them at this address (the "
-        "server as the load machines see it); outside loopback needs --allow-remote-target",
-    )
-    a(
-        "--target",
-        metavar="URL",
-        help="benchmark an already-running deployment at this http:// URL (no server "
-        "started, no setup commands); loopback unless --allow-remote-target",
-    )
-    a(
-        "--target-pid",
-        type=int,
-        metavar="PID",
-        help="--target: the leader of its process tree here, to sample its memory",
-    )
-    a(
-        "--allow-remote-target",
-        action="store_true",
-        help="allow load to (and a Locust master on) an address outside loopback",
-    )
+    add_remote_arguments(parser)
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
@@ -142,4 +102,50 @@ def add_load_arguments(parser: ArgumentParser) -> None:
         help='settings axes, e.g. "DB_POOL=0,1;MIDDLEWARE_PROFILE=default,lean": every '
         "combination is a variant of each deployment (environment variables the servers "
         "start with), interleaved like the servers",
+    )
+
+
+def add_remote_arguments(parser: ArgumentParser) -> None:
+    """Where the load comes from and goes to: Locust's workers, other machines, a target."""
+    a = parser.add_argument
+    a("--locust-workers", type=int, help="--driver locust: worker processes (default 1)")
+    a(
+        "--locust-master-bind",
+        metavar="HOST[:PORT]",
+        help="--driver locust: one master for the whole run listens here (port 5557 by "
+        "default) for workers on other machines; outside loopback needs "
+        "--allow-remote-target",
+    )
+    a(
+        "--locust-expect-workers",
+        type=int,
+        help="--locust-master-bind: the remote workers to wait for (default 1)",
+    )
+    a(
+        "--locust-join-timeout",
+        type=float,
+        help="--locust-master-bind: seconds to wait for them (default 120)",
+    )
+    a(
+        "--advertise-host",
+        metavar="HOST",
+        help="bind the servers djbench starts here and load them at this address (the "
+        "server as the load machines see it); outside loopback needs --allow-remote-target",
+    )
+    a(
+        "--target",
+        metavar="URL",
+        help="benchmark an already-running deployment at this http:// URL (no server "
+        "started, no setup commands); loopback unless --allow-remote-target",
+    )
+    a(
+        "--target-pid",
+        type=int,
+        metavar="PID",
+        help="--target: the leader of its process tree here, to sample its memory",
+    )
+    a(
+        "--allow-remote-target",
+        action="store_true",
+        help="allow load to (and a Locust master on) an address outside loopback",
     )

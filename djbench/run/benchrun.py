@@ -30,7 +30,7 @@ from djbench.launch.process import (
 from djbench.launch.proxy import PROXIES, caddy_missing
 from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.measure import environment, hops, sampler
-from djbench.measure.drivers import DRIVERS, DriverError, pick
+from djbench.measure.drivers import DRIVERS, Driver, DriverError, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
 from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
@@ -485,6 +485,34 @@ def verify_only(
     return f"verification failed for {', '.join(failed)} (see above)" if failed else None
 
 
+def driver_for(opts: RunOptions) -> Driver:
+    """--driver, or with auto the builtin driver (h2load when HTTP/2 is asked)."""
+    try:
+        http2 = opts.driver == "auto" and opts.protocols != ["h1"]
+        return pick("h2load" if http2 else opts.driver, needs_rate=opts.rate is not None)
+    except KeyError:
+        raise OptionError(
+            f"unknown driver {opts.driver!r}; valid: auto, {', '.join(DRIVERS)}"
+        ) from None
+    except DriverError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
+    """How every trial loads its server, from the options."""
+    return LoadSettings(
+        duration=opts.duration,
+        warmup=opts.warmup,
+        driver_cpus=selection.driver_cpus,
+        rate=opts.rate,
+        max_error_rate=opts.max_error_rate,
+        series=None if opts.soak is None else soak_interval(opts.soak),
+        growth_threshold=opts.soak_threshold,
+        driver_workers=remote.driver_workers(opts),
+        new_connection_every=opts.new_connection_every,
+    )
+
+
 def benchmark(
     command: BaseCommand,
     console: Console,
@@ -495,15 +523,7 @@ def benchmark(
     until_round: int | None = None,
 ) -> str | None:
     started = time.monotonic()
-    try:
-        http2 = opts.driver == "auto" and opts.protocols != ["h1"]
-        driver = pick("h2load" if http2 else opts.driver, needs_rate=opts.rate is not None)
-    except KeyError:
-        raise OptionError(
-            f"unknown driver {opts.driver!r}; valid: auto, {', '.join(DRIVERS)}"
-        ) from None
-    except DriverError as exc:
-        raise OptionError(str(exc)) from None
+    driver = driver_for(opts)
     remote.check(opts, driver.name, loopback)
     chosen = selection.scenarios
     default_set = selection.scenario_file.profiles.get(opts.profile)
@@ -519,17 +539,7 @@ def benchmark(
     if opts.seed is None:
         opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
     assert opts.seed is not None
-    settings = LoadSettings(
-        duration=opts.duration,
-        warmup=opts.warmup,
-        driver_cpus=selection.driver_cpus,
-        rate=opts.rate,
-        max_error_rate=opts.max_error_rate,
-        series=None if opts.soak is None else soak_interval(opts.soak),
-        growth_threshold=opts.soak_threshold,
-        driver_workers=remote.driver_workers(opts),
-        new_connection_every=opts.new_connection_every,
-    )
+    settings = load_settings(opts, selection)
     to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
     if opts.config_from is not None:
         to_run = from_tuning(opts, to_run, console)
