@@ -34,11 +34,12 @@ def config(tmp_path: Path, **more: object) -> LaunchConfig:
 
 
 def test_the_run_ca_signs_a_pkcs8_key_for_the_loopback_names(tmp_path: Path) -> None:
-    files = certificates(tmp_path)
+    files = certificates(tmp_path, "10.0.0.5")  # --advertise-host's address too
     assert files.key.read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8: Granian
     cert = x509.load_pem_x509_certificate(files.cert.read_bytes())
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert {str(ip) for ip in names.get_values_for_type(x509.IPAddress)} == {"127.0.0.1", "::1"}
+    ips = {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
+    assert ips == {"127.0.0.1", "::1", "10.0.0.5"}
     ssl.create_default_context(cafile=str(files.ca)).load_cert_chain(files.cert, files.key)
     before = files.cert.read_bytes()
     assert certificates(tmp_path) == files and files.cert.read_bytes() == before  # reused

@@ -175,7 +175,7 @@ def deploy(
     client_port = deployment.port or free_port(front)
     server_port = client_port if direct else free_port(HOST)
     config_file = project.config_file(spec.deploy_file)
-    own_tls = certificates(run_dir) if direct and deployment.protocol == "h2" else None
+    own_tls = certificates(run_dir, front) if direct and deployment.protocol == "h2" else None
     config = LaunchConfig(
         host=front if direct else HOST,
         port=server_port,

@@ -608,14 +608,21 @@ _DAPHNE_OWN = OwnProtocols(
     hint="Daphne has HTTP/2 over TLS only (Twisted's, with the h2 and priority packages)",
 )
 _GUNICORN = Features(
-    http2="yes: --http-protocols h2,h1 (TLS), h2c with --http2-cleartext (gthread, gevent "
-    "and asgi workers; the sync worker falls back to HTTP/1.1)",
+    http2="yes since 25.0: --http-protocols h2,h1 (TLS); h2c since 26.2 (--http2-cleartext)",
     http3="no",
     reload="graceful: SIGHUP restarts workers; USR2 re-execs the master",
     recycle="by requests (max_requests + jitter)",
     process_model=_PREFORK,
     checked_with="gunicorn 27.0.1",
     reload_signal="SIGHUP",
+)
+# The sync worker takes the HTTP/2 flags and speaks HTTP/1.1 (seen with 27.0.1); the
+# Uvicorn worker speaks Uvicorn's protocols, HTTP/1.1 only.
+_GUNICORN_SYNC = dataclasses.replace(
+    _GUNICORN, http2="no: the sync worker falls back to HTTP/1.1 (gthread, gevent, asgi have it)"
+)
+_GUNICORN_UVICORN = dataclasses.replace(
+    _GUNICORN, http2="no: Uvicorn's worker speaks HTTP/1.1 only (-k asgi has HTTP/2)"
 )
 _UVICORN = Features(
     http2="no",
@@ -688,7 +695,7 @@ SERVERS: dict[str, ServerSpec] = {
             summary="Gunicorn, sync workers (one request at a time per process)",
             build=_gunicorn("sync", "wsgi"),
             recycler=_gunicorn_recycle,
-            features=_GUNICORN,
+            features=_GUNICORN_SYNC,
             own=_GUNICORN_OWN,
             # Gunicorn's docs: the sync worker does not support persistent connections
             # (it answers "Connection: close"); checked with gunicorn 23-27.
@@ -734,7 +741,7 @@ SERVERS: dict[str, ServerSpec] = {
             summary="Gunicorn managing Uvicorn workers (uvicorn-worker package)",
             build=_gunicorn("uvicorn_worker.UvicornWorker", "asgi"),
             recycler=_gunicorn_recycle,
-            features=_GUNICORN,
+            features=_GUNICORN_UVICORN,
             own=_GUNICORN_OWN,
         ),
         ServerSpec(

@@ -2,11 +2,11 @@
 (`--proxy none --protocol h2`, issue 27).
 
 Written with `cryptography` (trustme does this for tests, but is not among the packages
-djbench may depend on): a CA and one server certificate for 127.0.0.1, ::1 and
-localhost, both ECDSA P-256 as Caddy's internal CA issues them, so that a server's own
-TLS and Caddy's do the same handshake work. Everything is written in the run's folder;
-nothing is installed into the system's trust store, and clients check the server
-against `ca.pem` alone.
+djbench may depend on): a CA and one server certificate for 127.0.0.1, ::1, localhost
+and the run's --advertise-host, both ECDSA P-256 as Caddy's internal CA issues them, so
+that a server's own TLS and Caddy's do the same handshake work. Everything is written
+in the run's folder; nothing is installed into the system's trust store, and clients
+check the server against `ca.pem` alone.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ def files_in(run_dir: Path) -> TlsFiles:
     return TlsFiles(folder / "ca.pem", folder / "server.pem", folder / "server.key")
 
 
-def certificates(run_dir: Path) -> TlsFiles:
-    """The run's CA and server certificate, made on first use and reused after."""
+def certificates(run_dir: Path, host: str = "127.0.0.1") -> TlsFiles:
+    """The run's CA and server certificate, made on first use and reused after; valid
+    for the loopback names and `host` (--advertise-host: the same for the whole run)."""
     found = files_in(run_dir)
     if found.ca.exists() and found.cert.exists() and found.key.exists():
         return found
@@ -69,11 +70,12 @@ def certificates(run_dir: Path) -> TlsFiles:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
-    names = [
-        x509.DNSName("localhost"),
-        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-        x509.IPAddress(ipaddress.ip_address("::1")),
-    ]
+    names: list[x509.GeneralName] = [x509.DNSName("localhost")]
+    for address in dict.fromkeys(["127.0.0.1", "::1", host]):
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(address)))
+        except ValueError:  # a host name
+            names.append(x509.DNSName(address))
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))

@@ -503,6 +503,59 @@ def _warmup_record(result: LoadResult | None, seconds: float, same_process: bool
     )
 
 
+class Observers:
+    """What watches the server over a trial's window: its memory (and the proxy's),
+    its resources (threads, descriptors, database connections), /proc/stat at the
+    edges, and a timed event (--churn); started when the window opens, stopped when it
+    closes (or when the driver fails). A soak's memory sampler reports each reading to
+    `say`."""
+
+    def __init__(
+        self, live: LiveServer, settings: LoadSettings, say: Callable[[str], None]
+    ) -> None:
+        self.live, self.settings, self.say = live, settings, say
+        self.samplers: list[TreeSampler | TimelineSampler] = []
+        self.started = live.server.popen is not None  # not a --target deployment
+        self.timers: list[threading.Timer] = []
+        self.watch = ResourceWatch(live.server, postgres_conninfo() if self.started else None)
+        self.edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
+        self.begun = time.monotonic()
+
+    def _tick(self, reading: Sample, births: int) -> None:
+        self.say(
+            f"{time.monotonic() - self.begun:.0f}s of {self.settings.duration:.0f}s, "
+            f"PSS {(reading.pss or 0) / MB:.1f} MiB, {births} restart(s)"
+        )
+
+    def open(self) -> None:
+        settings, live = self.settings, self.live
+        self.edges.append(machine.read_stat())
+        if settings.series:
+            self.samplers.append(
+                TimelineSampler(live.server, settings.series, tick=self._tick).start()
+            )
+        else:
+            middle = settings.duration / 2  # a full reading while the load runs
+            self.samplers.append(TreeSampler(live.server, settings.sample_interval, middle).start())
+        if live.proxy:
+            self.samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
+        self.watch.start()
+        if settings.event is not None:
+            self.timers.append(threading.Timer(settings.event.at_s, settings.event.fire))
+            self.timers[-1].daemon = True
+            self.timers[-1].start()
+
+    def close(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
+        if len(self.edges) == 1:
+            self.edges.append(machine.read_stat())
+        for sampler in self.samplers:
+            sampler.stop()
+        if self.samplers:
+            self.watch.stop()
+
+
 def run_trial(
     driver: Driver,
     live: LiveServer,
@@ -532,45 +585,8 @@ def run_trial(
     warmup: Warmup | None = None
     if settings.warmup > 0 and not same_process:
         warmup = _warm_up(driver, live, scenario, connections, settings, log_dir / slug)
-    samplers: list[TreeSampler | TimelineSampler] = []
-    started = live.server.popen is not None  # not a --target deployment
-    timers: list[threading.Timer] = []
-    watch = ResourceWatch(live.server, postgres_conninfo() if started else None)
-    machine_edges: list[machine.Ticks | None] = []  # /proc/stat at the window's edges
-    begun = time.monotonic()
-
-    def tick(reading: Sample, births: int) -> None:
-        say(
-            f"{time.monotonic() - begun:.0f}s of {settings.duration:.0f}s, "
-            f"PSS {(reading.pss or 0) / MB:.1f} MiB, {births} restart(s)"
-        )
-
-    def on_open() -> None:
-        machine_edges.append(machine.read_stat())
-        if settings.series:
-            samplers.append(TimelineSampler(live.server, settings.series, tick=tick).start())
-        else:
-            middle = settings.duration / 2  # a full reading while the load runs
-            samplers.append(TreeSampler(live.server, settings.sample_interval, middle).start())
-        if live.proxy:
-            samplers.append(TreeSampler(live.proxy, settings.sample_interval).start())
-        watch.start()
-        if settings.event is not None:
-            timers.append(threading.Timer(settings.event.at_s, settings.event.fire))
-            timers[-1].daemon = True
-            timers[-1].start()
-
-    def on_close() -> None:
-        for timer in timers:
-            timer.cancel()
-        if len(machine_edges) == 1:
-            machine_edges.append(machine.read_stat())
-        for sampler in samplers:
-            sampler.stop()
-        if samplers:
-            watch.stop()
-
-    window = Window(on_open, on_close)
+    observers = Observers(live, settings, say)
+    window = Window(observers.open, observers.close)
     try:
         result, ran = _run_driver(
             driver,
@@ -584,16 +600,37 @@ def run_trial(
             window=window,
         )
     finally:
-        on_close()  # stopped already unless the driver failed
+        observers.close()  # stopped already unless the driver failed
     if same_process and settings.warmup > 0:
         warmup = _warmup_record(result, settings.warmup, same_process=True)
+    done = Ran(driver.name, result, ran, window, warmup)
+    return _trial(done, observers, scenario, connections, round_index)
+
+
+@dataclass
+class Ran:
+    """A trial's load as it ran: the driver's result and process, its window, warm-up."""
+
+    driver: str
+    result: LoadResult
+    process: Drive
+    window: Window
+    warmup: Warmup | None
+
+
+def _trial(
+    ran: Ran, observers: Observers, scenario: Scenario, connections: int, round_index: int
+) -> Trial:
+    """The trial's record from what the driver and the observers saw."""
+    live, settings, samplers = observers.live, observers.settings, observers.samplers
+    result, edges = ran.result, observers.edges
     load = (
-        machine.load(machine_edges[0], machine_edges[1], live.deployment.cpus, settings.driver_cpus)
-        if len(machine_edges) == 2
+        machine.load(edges[0], edges[1], live.deployment.cpus, settings.driver_cpus)
+        if len(edges) == 2
         else None
     )
-    server_memory = _window_memory(samplers[0], window) if samplers else None
-    driver_percent = round(driver_cpu_percent(ran, settings.driver_cpus), 1)
+    server_memory = _window_memory(samplers[0], ran.window) if samplers else None
+    driver_percent = round(driver_cpu_percent(ran.process, settings.driver_cpus), 1)
     load = machine.with_foreign(
         load,
         server_memory.cpu_percent if server_memory else None,
@@ -602,12 +639,11 @@ def run_trial(
     )
     timeline = None
     if isinstance(watcher := samplers[0] if samplers else None, TimelineSampler):
-        opened = window.opened_at or watcher.samples[0].at
+        opened = ran.window.opened_at or watcher.samples[0].at
         timeline = soak.timeline(
             watcher, result.series, opened, settings.series or 1.0, settings.growth_threshold
         )
-    proxy_memory = _window_memory(samplers[1], window) if len(samplers) > 1 else None
-    rate = error_rate(result)
+    proxy_memory = _window_memory(samplers[1], ran.window) if len(samplers) > 1 else None
     invalid = invalidity(result, settings.max_error_rate, scenario.expect.status)
     if live.deployment.protocol in ("h2", "h2c") and _no_http2(result):
         # Judged by what the server answered, not by a flag (issue 27): over TLS by what
@@ -625,30 +661,32 @@ def run_trial(
         error_count=result.error_count,
         unexpected_status=result.unexpected,
         status=result.status,
-        error_rate=round(rate, 5),
+        error_rate=round(error_rate(result), 5),
         in_flight_mean=served,
         in_flight_source=source if served is not None else None,
         window_edge_bound=edge_bound(result, connections) if closed_loop else None,
-        warmup=warmup,
+        warmup=ran.warmup,
         driver_cpu_percent=driver_percent,
-        driver_cpu_seconds=round(ran.cpu_seconds, 3),
-        driver_wall_seconds=round(ran.wall_seconds, 3),
+        driver_cpu_seconds=round(ran.process.cpu_seconds, 3),
+        driver_wall_seconds=round(ran.process.wall_seconds, 3),
         memory_mb=server_memory,
         proxy_memory_mb=proxy_memory,
         warnings=warnings_for(
             result,
-            ran,
+            ran.process,
             connections,
             settings,
             closed_loop,
-            warmup,
-            loops=driver_loops(driver.name, settings),
-            driver_name=driver.name,
+            ran.warmup,
+            loops=driver_loops(ran.driver, settings),
+            driver_name=ran.driver,
         ),
-        driver_command=ran.command,
+        driver_command=ran.process.command,
         machine=load,
         timeline=timeline,
-        resources=_resources(watch, samplers[0]) if samplers and started else None,
+        resources=_resources(observers.watch, samplers[0])
+        if samplers and observers.started
+        else None,
     )
 
 

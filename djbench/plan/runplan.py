@@ -263,14 +263,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         raise OptionError(f"--duration takes seconds above 0 and at most {MAX_DURATION:.0f}")
     if not 0 <= warmup <= MAX_DURATION:
         raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
-    raw_workers = options.get("workers", 1)
-    workers_auto = str(raw_workers) == "auto"
-    try:
-        workers = 1 if workers_auto else int(raw_workers)
-    except (TypeError, ValueError):
-        raise OptionError(f"--workers takes auto or a whole number, got {raw_workers!r}") from None
-    if workers < 1:
-        raise OptionError("--workers takes auto or a whole number of at least 1")
+    workers, workers_auto = workers_of(options)
     tune = bool(options.get("tune"))
     objective = tune_objective(options)
     slo = options.get("slo_p99")
@@ -284,22 +277,6 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
     if tune and options.get("config_from"):
         raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
-
-    threads = options.get("threads")
-    if threads is not None and threads < 1:
-        raise OptionError("--threads takes a whole number of at least 1")
-    rate = options.get("rate")
-    if rate is not None and rate <= 0:
-        raise OptionError("--rate takes requests per second above 0")
-    max_error_rate = options.get("max_error_rate", 0.01)
-    if not 0 <= max_error_rate <= 1:
-        raise OptionError("--max-error-rate takes a fraction from 0 to 1, e.g. 0.01")
-    ws_idle = options.get("ws_idle", 1000)
-    if ws_idle < 0 or ws_idle > 20000:
-        raise OptionError("--ws-idle takes a count from 0 to 20000")
-    port = options.get("port")
-    if port is not None and not 0 < port < 65536:
-        raise OptionError("--port takes a port number from 1 to 65535")
     scenario_file = options.get("scenario_file")
     axes = parse_axes(options.get("axis"))
     return RunOptions(
@@ -308,9 +285,8 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         scenario_file=None if scenario_file is None else str(scenario_file),
         proxies=split_list(options.get("proxy") or "none") or ["none"],
         workers=workers,
-        threads=threads,
+        **bounded_numbers(options),
         cpus=options.get("cpus") or "auto",
-        port=port,
         profile=profile,
         concurrency=concurrency,
         duration=duration,
@@ -318,10 +294,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         trials=trials,
         driver=options.get("driver") or "auto",
         protocols=protocols_of(options),
-        rate=rate,
         new_connection_every=new_connection_every(options),
-        max_error_rate=max_error_rate,
-        ws_idle=ws_idle,
         seed=options.get("seed"),
         output=str(options.get("output") or "bench-results"),
         setup=not options.get("no_setup", False),
@@ -345,6 +318,45 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
     )
+
+
+def workers_of(options: dict[str, Any]) -> tuple[int, bool]:
+    """--workers: a whole number, or auto (then 1 here, and True: resolved per run)."""
+    raw = options.get("workers", 1)
+    auto = str(raw) == "auto"
+    try:
+        workers = 1 if auto else int(raw)
+    except (TypeError, ValueError):
+        raise OptionError(f"--workers takes auto or a whole number, got {raw!r}") from None
+    if workers < 1:
+        raise OptionError("--workers takes auto or a whole number of at least 1")
+    return workers, auto
+
+
+def bounded_numbers(options: dict[str, Any]) -> dict[str, Any]:
+    """The options that are a number within bounds, checked: RunOptions' fields."""
+    threads = options.get("threads")
+    if threads is not None and threads < 1:
+        raise OptionError("--threads takes a whole number of at least 1")
+    rate = options.get("rate")
+    if rate is not None and rate <= 0:
+        raise OptionError("--rate takes requests per second above 0")
+    max_error_rate = options.get("max_error_rate", 0.01)
+    if not 0 <= max_error_rate <= 1:
+        raise OptionError("--max-error-rate takes a fraction from 0 to 1, e.g. 0.01")
+    ws_idle = options.get("ws_idle", 1000)
+    if ws_idle < 0 or ws_idle > 20000:
+        raise OptionError("--ws-idle takes a count from 0 to 20000")
+    port = options.get("port")
+    if port is not None and not 0 < port < 65536:
+        raise OptionError("--port takes a port number from 1 to 65535")
+    return {
+        "threads": threads,
+        "rate": rate,
+        "max_error_rate": max_error_rate,
+        "ws_idle": ws_idle,
+        "port": port,
+    }
 
 
 def target_url(raw: Any) -> str | None:

@@ -101,12 +101,12 @@ def driver_refused(deployment: Deployment, driver: str) -> Notice | None:
 
     tls = deployment.proxy in TLS_PROXIES
     spec = deployment.server
-    direct = deployment.proxy == "none" and deployment.protocol in ("h2", "h2c")
-    installed = spec.installed() if direct else None
-    own = spec.own.refused(installed[0] if installed else None, deployment.protocol)
-    if direct and own is not None:
-        code = "no_own_tls" if deployment.protocol == "h2" else "no_own_h2c"
-        return Notice(code=code, params={"server": spec.name, "why": own})
+    if deployment.proxy == "none" and deployment.protocol in ("h2", "h2c"):
+        installed = spec.installed()
+        own = spec.own.refused(installed[0] if installed else None, deployment.protocol)
+        if own is not None:
+            code = "no_own_tls" if deployment.protocol == "h2" else "no_own_h2c"
+            return Notice(code=code, params={"server": spec.name, "why": own})
     if deployment.protocol == "h2" and not tls and deployment.proxy != "none":
         return Notice(code="h2_needs_tls")
     if deployment.protocol == "h2c" and tls:
