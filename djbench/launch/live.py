@@ -29,7 +29,7 @@ from djbench.launch.process import (
 )
 from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
 from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
-from djbench.launch.tls import certificates
+from djbench.launch.tls import TlsFiles, certificates
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
@@ -174,21 +174,9 @@ def deploy(
         check_port_free(front, deployment.port)
     client_port = deployment.port or free_port(front)
     server_port = client_port if direct else free_port(HOST)
-    config_file = project.config_file(spec.deploy_file)
     own_tls = certificates(run_dir, front) if direct and deployment.protocol == "h2" else None
-    config = LaunchConfig(
-        host=front if direct else HOST,
-        port=server_port,
-        workers=deployment.workers,
-        threads=deployment.threads,
-        wsgi_app=project.wsgi_app,
-        asgi_app=project.asgi_app,
-        config_file=config_file,
-        recycle=deployment.recycle,
-        extra_args=tuple(knob_argv(spec.name, deployment.knobs)),
-        tls=(str(own_tls.cert), str(own_tls.key)) if own_tls else None,
-        h2c=direct and deployment.protocol == "h2c",
-    )
+    config = launch_config(project, deployment, (front if direct else HOST, server_port), own_tls)
+    config_file = config.config_file
     try:
         launch = spec.launch(config)
         server_config = config_record(config_file)
@@ -245,6 +233,26 @@ def deploy(
         if proxy is not None:
             proxy.stop()
         server.stop()
+
+
+def launch_config(
+    project: Project, deployment: Deployment, bind: tuple[str, int], tls: TlsFiles | None
+) -> LaunchConfig:
+    """What the server is started with: djbench's part of its command line."""
+    spec = deployment.server
+    return LaunchConfig(
+        host=bind[0],
+        port=bind[1],
+        workers=deployment.workers,
+        threads=deployment.threads,
+        wsgi_app=project.wsgi_app,
+        asgi_app=project.asgi_app,
+        config_file=project.config_file(spec.deploy_file),
+        recycle=deployment.recycle,
+        extra_args=tuple(knob_argv(spec.name, deployment.knobs)),
+        tls=(str(tls.cert), str(tls.key)) if tls else None,
+        h2c=deployment.proxy == "none" and deployment.protocol == "h2c",
+    )
 
 
 def refuse_unstartable(deployment: Deployment) -> None:

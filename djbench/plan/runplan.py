@@ -265,18 +265,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
     workers, workers_auto = workers_of(options)
     tune = bool(options.get("tune"))
-    objective = tune_objective(options)
-    slo = options.get("slo_p99")
-    if slo is not None and slo <= 0:
-        raise OptionError("--slo-p99 takes milliseconds above 0")
-    if options.get("capacity") or objective == "capacity":
-        check_search(options, "--capacity")
-        slo = CAPACITY_SLO_MS if slo is None else slo
-    if options.get("sweep"):
-        check_search(options, "--sweep")
-    budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
-    if tune and options.get("config_from"):
-        raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
+    objective, slo = search_options(options)
     scenario_file = options.get("scenario_file")
     axes = parse_axes(options.get("axis"))
     return RunOptions(
@@ -302,7 +291,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         **remote_options(options),
         target=target_url(options.get("target")),
         tune=tune,
-        tune_budget=budget,
+        tune_budget=parse_duration("--tune-budget", str(options.get("tune_budget") or "15m")),
         objective=objective,
         slo_p99=slo,
         config_from=options.get("config_from"),
@@ -318,6 +307,30 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
     )
+
+
+def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
+    """--tune's objective and the p99 target (--slo-p99, 100 ms for a capacity search),
+    with what a search would ignore refused."""
+    objective = tune_objective(options)
+    slo = options.get("slo_p99")
+    if slo is not None and slo <= 0:
+        raise OptionError("--slo-p99 takes milliseconds above 0")
+    if options.get("capacity") or objective == "capacity":
+        check_search(options, "--capacity")
+        slo = CAPACITY_SLO_MS if slo is None else slo
+    if options.get("sweep"):
+        check_search(options, "--sweep")
+    if options.get("tune") and options.get("config_from"):
+        raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
+    proxied = (split_list(options.get("proxy") or "none") or ["none"]) != ["none"]
+    mixed = proxied or any(options.get(k) for k in ("axis", "recycle", "target"))
+    if options.get("tune") and mixed:
+        raise OptionError(
+            "--tune searches one deployment per server: leave out --proxy caddy, --axis, "
+            "--recycle and --target"
+        )
+    return objective, slo
 
 
 def workers_of(options: dict[str, Any]) -> tuple[int, bool]:

@@ -23,8 +23,9 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     )
     a(
         "--protocol",
-        help="comma-separated h1 (default), h2 (HTTP/2 over TLS: --proxy caddy-tls), h2c "
-        "(HTTP/2 in clear): an axis; with h2/h2c, --driver auto is h2load",
+        help="comma-separated h1 (default), h2 (HTTP/2 over TLS: Caddy's with --proxy "
+        "caddy-tls, the server's own with none), h2c (HTTP/2 in clear): an axis; with "
+        "h2/h2c, --driver auto is h2load",
     )
     a("--rate", type=float, help="open loop at this many requests/s (builtin driver)")
     a(
@@ -39,45 +40,7 @@ def add_load_arguments(parser: ArgumentParser) -> None:
     a("--ws-idle", type=int, default=1000, help="idle WebSocket connections to hold (0: off)")
     a("--seed", type=int, help="seed of the interleaving order (default: random, recorded)")
     a("--resume", metavar="RUN_ID", help="finish an interrupted run from its results file")
-    a(
-        "--tune",
-        action="store_true",
-        help="search each server's best configuration (processes, threads, its own knobs) "
-        "within --tune-budget; the best are written to the run folder's tuned/",
-    )
-    a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
-    a(
-        "--objective",
-        help="--tune: rps (default), rps-per-100mb, or capacity (at --slo-p99, open loop)",
-    )
-    a(
-        "--slo-p99",
-        type=float,
-        metavar="MS",
-        help="--tune: a p99 above this scores nothing; --capacity: the p99 target (default 100)",
-    )
-    a(
-        "--capacity",
-        action="store_true",
-        help="for every pair, the highest offered rate (open loop) served with p99 within "
-        "--slo-p99, errors within --max-error-rate and 99%% completed; the whole command "
-        "within --budget (default 15m)",
-    )
-    a(
-        "--sweep",
-        action="store_true",
-        help="for every pair, closed-loop req/s against concurrency, doubling from 1 until "
-        "it stops rising: the knee, with Little's law checked per step (within --budget, "
-        "default 15m)",
-    )
-    a(
-        "--churn",
-        metavar="KINDS",
-        help="reload, kill-worker, recycle (comma-separated): for every pair, a steady "
-        "open-loop load (--rate, default 100) with that event a third of the way in; "
-        "requests lost and the time to recover per event",
-    )
-    a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")
+    add_search_arguments(parser)
     a(
         "--soak",
         metavar="DURATION",
@@ -149,3 +112,48 @@ def add_remote_arguments(parser: ArgumentParser) -> None:
         action="store_true",
         help="allow load to (and a Locust master on) an address outside loopback",
     )
+
+
+def add_search_arguments(parser: ArgumentParser) -> None:
+    """What a run searches or provokes instead of fixed trials: the best layout
+    (--tune), the capacity at a latency target, the knee, events under load."""
+    a = parser.add_argument
+    a(
+        "--tune",
+        action="store_true",
+        help="search each server's best configuration (processes, threads, its own knobs) "
+        "within --tune-budget; the best are written to the run folder's tuned/",
+    )
+    a("--tune-budget", metavar="DURATION", help="--tune: wall time at most (default 15m)")
+    a(
+        "--objective",
+        help="--tune: rps (default), rps-per-100mb, or capacity (at --slo-p99, open loop)",
+    )
+    a(
+        "--slo-p99",
+        type=float,
+        metavar="MS",
+        help="--tune: a p99 above this scores nothing; --capacity: the p99 target (default 100)",
+    )
+    a(
+        "--capacity",
+        action="store_true",
+        help="for every pair, the highest offered rate (open loop) served with p99 within "
+        "--slo-p99, errors within --max-error-rate and 99%% completed; the whole command "
+        "within --budget (default 15m)",
+    )
+    a(
+        "--sweep",
+        action="store_true",
+        help="for every pair, closed-loop req/s against concurrency, doubling from 1 until "
+        "it stops rising: the knee, with Little's law checked per step (within --budget, "
+        "default 15m)",
+    )
+    a(
+        "--churn",
+        metavar="KINDS",
+        help="reload, kill-worker, recycle (comma-separated): for every pair, a steady "
+        "open-loop load (--rate, default 100) with that event a third of the way in; "
+        "requests lost and the time to recover per event",
+    )
+    a("--config-from", metavar="RUN", help="rerun each server at a --tune run's best")

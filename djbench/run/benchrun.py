@@ -525,17 +525,7 @@ def benchmark(
     started = time.monotonic()
     driver = driver_for(opts)
     remote.check(opts, driver.name, loopback)
-    chosen = selection.scenarios
-    default_set = selection.scenario_file.profiles.get(opts.profile)
-    if not opts.scenarios_given and default_set:
-        chosen = selection.scenario_file.select(default_set)
-    if opts.soak is not None:
-        chosen = soak_scenarios(selection, opts, chosen)
-        if driver.name != "builtin":
-            raise OptionError(
-                f"--soak needs the builtin driver (it reports the load as a time series); "
-                f"{driver.name} reports totals only: leave out --driver or use --driver builtin"
-            )
+    chosen = chosen_scenarios(selection, opts, driver.name)
     if opts.seed is None:
         opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
     assert opts.seed is not None
@@ -543,11 +533,6 @@ def benchmark(
     to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
     if opts.config_from is not None:
         to_run = from_tuning(opts, to_run, console)
-    if opts.tune and (opts.proxies != ["none"] or opts.axes or opts.recycle or opts.target):
-        raise OptionError(
-            "--tune searches one deployment per server: leave out --proxy caddy, --axis, "
-            "--recycle and --target"
-        )
     plan = Plan(
         deployments=to_run,
         scenarios=chosen,
@@ -565,23 +550,15 @@ def benchmark(
         console.print(escape(target_announcement(opts, plan)))
     plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
     output = Path(opts.output)
-    if document is not None:
-        refuse_changed(document, selection, plan)
-    if document is None or path is None:
-        run_id = new_run_id()
-        path = output / f"{run_id}.json"
-        document = new_document(run_id, selection, opts, plan)
+    document, path = open_document(selection, opts, plan, document, path)
     run_id = document.run_id
     run_dir = output / run_id
     document.status = "running"
+    refused = variants.refused_entries(
+        not_run, chosen, list(plan.concurrency), refused_why, driver.name
+    )
     known = {e.label for e in document.results}  # a resumed run has them already
-    document.results += [
-        e
-        for e in variants.refused_entries(
-            not_run, chosen, list(plan.concurrency), refused_why, driver.name
-        )
-        if e.label not in known
-    ]
+    document.results += [e for e in refused if e.label not in known]
     recorder = Recorder(path, document)
     recorder.save()
     total = announce(console, opts, selection, plan, run_id, len(chosen), until_round)
@@ -613,16 +590,57 @@ def benchmark(
             returncode=130,
         ) from None
     if until_round is not None and until_round < plan.trials:
-        document.status = "interrupted"
-        recorder.save()
-        console.print(
-            escape(
-                f"Paused after round {until_round} of {plan.trials}: {path}; continue with "
-                f"manage.py runbench --resume {run_id} --output {output}"
-            )
-        )
+        pause(console, recorder, until_round, plan.trials, output)
         return None
     return finish(console, document, recorder, path, run_dir)
+
+
+def chosen_scenarios(
+    selection: Selection, opts: RunOptions, driver: str
+) -> list[scenarios.Scenario]:
+    """The scenarios to run: as given, else the profile's set; a soak's own."""
+    chosen = selection.scenarios
+    default_set = selection.scenario_file.profiles.get(opts.profile)
+    if not opts.scenarios_given and default_set:
+        chosen = selection.scenario_file.select(default_set)
+    if opts.soak is not None:
+        chosen = soak_scenarios(selection, opts, chosen)
+        if driver != "builtin":
+            raise OptionError(
+                f"--soak needs the builtin driver (it reports the load as a time series); "
+                f"{driver} reports totals only: leave out --driver or use --driver builtin"
+            )
+    return chosen
+
+
+def open_document(
+    selection: Selection,
+    opts: RunOptions,
+    plan: Plan,
+    document: RunDocument | None,
+    path: Path | None,
+) -> tuple[RunDocument, Path]:
+    """The results document to record into and its file: a resumed run's (refused when
+    its plan changed), or a new one."""
+    if document is not None:
+        refuse_changed(document, selection, plan)
+    if document is None or path is None:
+        run_id = new_run_id()
+        path = Path(opts.output) / f"{run_id}.json"
+        document = new_document(run_id, selection, opts, plan)
+    return document, path
+
+
+def pause(console: Console, recorder: Recorder, at: int, rounds: int, output: Path) -> None:
+    """--until-round: the run stops after that round, saved as interrupted."""
+    recorder.document.status = "interrupted"
+    recorder.save()
+    console.print(
+        escape(
+            f"Paused after round {at} of {rounds}: {recorder.path}; continue with "
+            f"manage.py runbench --resume {recorder.document.run_id} --output {output}"
+        )
+    )
 
 
 def announce(
