@@ -252,7 +252,7 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
         first = out.getvalue()[-4000:]
         if not _uwsgi_all_hung(tmp_path):
             pytest.fail(first)
-        # Twice in about twenty CI passes every uWSGI layout lost 30-31 of ~200 requests
+        # Three times in about twenty CI passes uWSGI layouts lost 21-40 of ~200 requests
         # to the request timeout (its hung requests, counted since issue 22), on a busy
         # machine, never when run alone; the cause is not known. That is a measurement,
         # not the tuning this test checks: once more, and if again, fail with both
@@ -270,18 +270,21 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
 
 
 def _uwsgi_all_hung(folder: Path) -> bool:
-    """Whether the tuning in `folder` failed because every uWSGI layout was invalid with
-    timed-out requests (the flaky case above), and only that."""
+    """Whether the tuning in `folder` failed only because uWSGI layouts were invalid with
+    timed-out requests (the flaky case above: all six layouts once, four of six at
+    3325635's CI run), and nothing else failed."""
     [path] = folder.glob("*.json")
     document = store.load(path)
-    uwsgi = [e for e in document.results if e.server == "uwsgi"]
+    bad = [e for e in document.results if e.status != "ok"]
     gunicorn_ok = any(e.server == "gunicorn-sync" and e.status == "ok" for e in document.results)
     timed_out = [
         e
-        for e in uwsgi
-        if e.status == "invalid" and any(t.errors.get("timeout", 0) for t in e.trials)
+        for e in bad
+        if e.server == "uwsgi"
+        and e.status == "invalid"
+        and any(t.errors.get("timeout", 0) for t in e.trials)
     ]
-    return gunicorn_ok and bool(uwsgi) and len(timed_out) == len(uwsgi)
+    return gunicorn_ok and bool(bad) and len(timed_out) == len(bad)
 
 
 def _uwsgi_logs(folder: Path) -> str:
