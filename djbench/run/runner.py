@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from djbench.launch.live import Deployment, deploy
+from djbench.launch.live import Deployment, LiveServer, deploy
 from djbench.launch.process import ServerError
 from djbench.measure.drivers import Driver, DriverError
 from djbench.measure.sampler import settle
@@ -422,49 +422,15 @@ def _run_deployment(
             entry.command, entry.threads = live.commands, live.threads
             label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
             progress.advance(0, label)
-            try:
-                trial = run_trial(
-                    plan.driver,
-                    live,
-                    scenario,
-                    concurrency,
-                    plan.settings,
-                    log_dir,
-                    round_index,
-                    say=_say_as(progress, label),
-                )
-            except DriverError as exc:
-                trial = Trial(
-                    round=round_index,
-                    valid=False,
-                    invalid=Notice(code="driver_failed", params={"message": str(exc)}),
-                    requests=0,
-                    duration_s=0.0,
-                    rps=0.0,
-                )
-            if not live.target().alive():
-                code = live.server.exited()
-                raise ServerError(
-                    f"{deployment.label} died during the load of {scenario.name} "
-                    f"(exit code {code}); last lines of {live.server.log_path}:\n"
-                    f"{live.server.log_tail()}"
-                )
+            trial = _one_trial(plan, live, scenario, concurrency, round_index, log_dir, progress)
             trial.position = position
             entry.trials.append(trial)
             entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
             summarise(entry, [*recorder.rounds_of(deployment), record])
             recorder.save()
             progress.advance(1, label)
-        ws_ok = [
-            s
-            for s in plan.scenarios
-            if s.kind == "websocket" and gates[deployment.label][s.name].status == "ok"
-        ]
-        if plan.ws_idle and ws_ok and round_index == 0:
-            entry = recorder.entry(deployment, ws_ok[0], plan.concurrency[0])
-            entry.ws_idle = ws_idle_memory(
-                live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.slug}-ws-idle.log"
-            )
+        if round_index == 0:
+            _ws_idle(plan, recorder, live, gates[deployment.label], log_dir)
         record.after = settle(live.server, seconds=0.3)
     recorder.document.deployment_rounds.append(record)
     for scenario in plan.scenarios:
@@ -473,3 +439,59 @@ def _run_deployment(
             if key in recorder.entries and recorder.entries[key].trials:
                 summarise(recorder.entries[key], recorder.rounds_of(deployment))
     recorder.save()
+
+
+def _one_trial(
+    plan: Plan,
+    live: LiveServer,
+    scenario: Scenario,
+    concurrency: int,
+    round_index: int,
+    log_dir: Path,
+    progress: Progress,
+) -> Trial:
+    """One trial on a live server: a driver that fails makes an invalid trial; a server
+    that died under the load ends this lifetime (ServerError)."""
+    deployment = live.deployment
+    label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
+    try:
+        trial = run_trial(
+            plan.driver,
+            live,
+            scenario,
+            concurrency,
+            plan.settings,
+            log_dir,
+            round_index,
+            say=_say_as(progress, label),
+        )
+    except DriverError as exc:
+        trial = Trial(
+            round=round_index,
+            valid=False,
+            invalid=Notice(code="driver_failed", params={"message": str(exc)}),
+            requests=0,
+            duration_s=0.0,
+            rps=0.0,
+        )
+    if not live.target().alive():
+        code = live.server.exited()
+        raise ServerError(
+            f"{deployment.label} died during the load of {scenario.name} "
+            f"(exit code {code}); last lines of {live.server.log_path}:\n"
+            f"{live.server.log_tail()}"
+        )
+    return trial
+
+
+def _ws_idle(
+    plan: Plan, recorder: Recorder, live: LiveServer, gate: dict[str, Verdict], log_dir: Path
+) -> None:
+    """The first round's idle WebSocket hold (--ws-idle), on the first scenario that passed."""
+    ws_ok = [s for s in plan.scenarios if s.kind == "websocket" and gate[s.name].status == "ok"]
+    if plan.ws_idle and ws_ok:
+        deployment = live.deployment
+        entry = recorder.entry(deployment, ws_ok[0], plan.concurrency[0])
+        entry.ws_idle = ws_idle_memory(
+            live, ws_ok[0], plan.ws_idle, log_dir / f"{deployment.slug}-ws-idle.log"
+        )

@@ -127,6 +127,20 @@ def search(
             "the bests' confirmation rounds: no budget was left, so the bests are compared "
             "on the trials that chose them (which flatter them: the winner's curse)"
         )
+    _record_candidates(record, halving, objective, slo_p99)
+    record.skipped = [
+        f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut
+    ] + record.skipped
+    record.spent_s = round(time.monotonic() - started, 1)
+    record.files = write_files(recorder.document, run_dir)
+    recorder.save()
+    return record
+
+
+def _record_candidates(
+    record: TuneRecord, halving: tuning.Halving, objective: str, slo_p99: float | None
+) -> None:
+    """Every candidate tried, with its figures and how it ended; each server's best."""
     for name, standings in halving.standings.items():
         for st in standings:
             score = st.score(objective, slo_p99)
@@ -151,13 +165,6 @@ def search(
             )
         if name in halving.best:
             record.best[name] = halving.best[name].label
-    record.skipped = [
-        f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut
-    ] + record.skipped
-    record.spent_s = round(time.monotonic() - started, 1)
-    record.files = write_files(recorder.document, run_dir)
-    recorder.save()
-    return record
 
 
 Outcome = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
