@@ -7,11 +7,13 @@ the sampler's cost. Figures, not tests: printed and saved, never asserted.
 - Observer cost: a Django server's req/s with runbench's memory/CPU sampler on and off,
   interleaved, at runbench's default concurrency, with 1 and 4 workers.
 - Agreement: runbench's trial (warm-up, sampler, window) against an independent run of
-  the same recorded wrk command on a server started the same way, interleaved.
+  the same recorded wrk command on the same server, interleaved in every round; the
+  median of the round-by-round ratios, and the same with the server's CPU divided out.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import statistics
@@ -22,16 +24,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from djbench.launch.live import Deployment, deploy
+from djbench.launch.live import Deployment, LiveServer, deploy
 from djbench.launch.process import ProcessTree, free_port, pinned, pinned_self, running
 from djbench.launch.servers import SERVERS, executable_path
 from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.drivers.wrk import parse_output as parse_wrk
-from djbench.measure.sampler import TreeSampler
+from djbench.measure.sampler import CpuBook, TreeSampler, sample
 from djbench.measure.trial import LoadSettings, drive, driver_cpu_percent, load_spec, run_trial
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.results.stats import ratio_ci
+from djbench.results.stats import median_ci, ratio_ci
 
 CONCURRENCY = 32  # runbench's default
 STATIC_CADDYFILE = """{
@@ -51,6 +53,7 @@ class Figures:
     name: str
     rps: list[float]
     driver_cpu: list[float] = field(default_factory=list)  # % of the driver's CPUs
+    server_cpu: list[float] = field(default_factory=list)  # the server tree's, % of a CPU
 
     @property
     def median(self) -> float:
@@ -195,41 +198,84 @@ def agreement(
 ) -> list[Figures]:
     """runbench's trial against an independent run of the same commands, interleaved.
 
-    Each side starts the recorded server command afresh (as every runbench round does).
-    runbench's sides are run_trial() itself, with each driver: the builtin one (the
-    default: warm-up and steady-state window in one process, sampler over the window)
-    and wrk (builtin warm-up until settled, sampler, the wrk window). The independent
-    side warms up with wrk for as long, then runs the exact wrk command runbench
-    recorded, as a plain subprocess: no sampler, no runbench code in between.
+    Each round starts the recorded server command once and runs the three sides on it in
+    a random order, each after its own warm-up: the pairs compare the measuring on one
+    server, not two launches of it (a fresh process moves req/s by a few percent on its
+    own: memory layout, hash seeds). runbench's sides are run_trial() itself, with each
+    driver: the builtin one (the default: warm-up and steady-state window in one
+    process, sampler over the window) and wrk (builtin warm-up until settled, sampler,
+    the wrk window). The independent side warms up with wrk for as long, then runs the
+    exact wrk command runbench recorded, as a plain subprocess: no sampler, no runbench
+    code in between. Every side also records the server's CPU over its window, so that
+    what a side asked of the server (CPU per request) can be told from what the machine
+    gave it (a neighbour's burst takes CPU from one side, not work from its requests).
     Returns [runbench builtin, runbench wrk, independent wrk].
     """
     if not DRIVERS["wrk"].available():
         raise RuntimeError("the agreement check needs wrk (apt-get install wrk)")
-    wrk = DRIVERS["wrk"]
     settings = LoadSettings(duration=duration, warmup=1.0, driver_cpus=driver_cpus)
     deployment = Deployment(server=SERVERS[server], workers=workers, cpus=server_cpus)
-    found: dict[str, list[float]] = {
-        "runbench (builtin)": [],
-        "runbench (wrk)": [],
-        "independent wrk": [],
-    }
+    names = ("runbench (builtin)", "runbench (wrk)", "independent wrk")
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
     rng = random.Random(100 + workers)
     for _ in range(trials):
-        for name in rng.sample(list(found), len(found)):
-            with deploy(project, deployment, work, scenario.request.path) as live:
-                if name.startswith("runbench"):
-                    driver = DRIVERS["builtin"] if "builtin" in name else wrk
-                    trial = run_trial(driver, live, scenario, CONCURRENCY, settings, work)
-                    found[name].append(trial.rps)
-                    continue
-                # The very command line (and variables) run_trial gives wrk.
-                spec = load_spec(live, scenario, CONCURRENCY, duration, settings)
-                warm = replace(spec, duration=settings.warmup)
-                _plain_wrk(pinned(wrk.argv(warm), driver_cpus), wrk.env(warm), work)
-                found[name].append(
-                    _plain_wrk(pinned(wrk.argv(spec), driver_cpus), wrk.env(spec), work)
-                )
-    return [Figures(n, v) for n, v in found.items()]
+        with deploy(project, deployment, work, scenario.request.path) as live:
+            for name in rng.sample(names, len(names)):
+                found[name].append(_side(name, live, scenario, settings, work))
+    return [Figures(n, [r for r, _ in v], server_cpu=[c for _, c in v]) for n, v in found.items()]
+
+
+def _side(
+    name: str, live: LiveServer, scenario: Scenario, settings: LoadSettings, work: Path
+) -> tuple[float, float]:
+    """One side of an agreement round: (req/s, the server tree's CPU % over its window)."""
+    wrk = DRIVERS["wrk"]
+    if name.startswith("runbench"):
+        driver = DRIVERS["builtin"] if "builtin" in name else wrk
+        trial = run_trial(driver, live, scenario, CONCURRENCY, settings, work)
+        memory = trial.memory_mb
+        return trial.rps, memory.cpu_percent if memory is not None else math.nan
+    # The very command line (and variables) run_trial gives wrk.
+    spec = load_spec(live, scenario, CONCURRENCY, settings.duration, settings)
+    warm = replace(spec, duration=settings.warmup)
+    cpus = settings.driver_cpus
+    _plain_wrk(pinned(wrk.argv(warm), cpus), wrk.env(warm), work)
+    book = CpuBook()
+    before = sample(live.server, book, full=False)
+    rps = _plain_wrk(pinned(wrk.argv(spec), cpus), wrk.env(spec), work)
+    after = sample(live.server, book, full=False)
+    cpu = (after.cpu_seconds - before.cpu_seconds) / (after.at - before.at) * 100
+    return rps, cpu
+
+
+def _paired_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
+    """Round by round: new / base req/s, and new / base requests per server CPU-second
+    (what a side asked of the server, with the CPU the machine gave it divided out); the
+    median of each over the rounds with its distribution-free 95% interval."""
+    rps = [n / b for n, b in zip(new.rps, base.rps, strict=True) if b > 0]
+    per_cpu = [
+        (n / nc) / (b / bc)
+        for n, nc, b, bc in zip(new.rps, new.server_cpu, base.rps, base.server_cpu, strict=True)
+        if all(math.isfinite(x) and x > 0 for x in (n, nc, b, bc))
+    ]
+    ci, ci_cpu = median_ci(rps), median_ci(per_cpu)
+    return {
+        "name": name,
+        "ratio": round(statistics.median(rps), 4) if rps else None,
+        "ci95": [round(x, 4) for x in ci] if ci else None,
+        "per_cpu_ratio": round(statistics.median(per_cpu), 4) if per_cpu else None,
+        "per_cpu_ci95": [round(x, 4) for x in ci_cpu] if ci_cpu else None,
+        "base_median": round(base.median, 1),
+        "new_median": round(new.median, 1),
+        "base_server_cpu": _median_or_none(base.server_cpu),
+        "new_server_cpu": _median_or_none(new.server_cpu),
+        "rounds": len(rps),
+    }
+
+
+def _median_or_none(values: list[float]) -> float | None:
+    clean = [v for v in values if not math.isnan(v)]
+    return round(statistics.median(clean), 1) if clean else None
 
 
 def _ratio_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
@@ -322,8 +368,8 @@ def agreements(
         )
         for bench in benches:
             name = f"{bench.name} / independent wrk, {server} x{workers}"
-            lines.append(_ratio_line(name, bench, independent))
-            say(_say_ratio(lines[-1]))
+            lines.append(_paired_line(name, bench, independent))
+            say(_say_paired(lines[-1]))
     return lines
 
 
@@ -334,4 +380,24 @@ def _say_ratio(line: dict[str, Any]) -> str:
         f"{line['name']}: {line['ratio']:.3f}{interval} "
         f"({line['new_median']:,.0f} vs {line['base_median']:,.0f} req/s, "
         f"{line['n'][1]} vs {line['n'][0]} interleaved trials)"
+    )
+
+
+def _say_paired(line: dict[str, Any]) -> str:
+    def interval(ci: list[float] | None) -> str:
+        return f" [95% interval {ci[0]:.3f}-{ci[1]:.3f}]" if ci else " [too few rounds]"
+
+    if line["ratio"] is None:
+        return f"{line['name']}: no round to compare"
+    per_cpu = line["per_cpu_ratio"]
+    cpu_part = (
+        f"; per server CPU-second {per_cpu:.3f}{interval(line['per_cpu_ci95'])}, "
+        f"server CPU {line['new_server_cpu']}% vs {line['base_server_cpu']}%"
+        if per_cpu is not None
+        else ""
+    )
+    return (
+        f"{line['name']}: median of round ratios {line['ratio']:.3f}{interval(line['ci95'])} "
+        f"({line['new_median']:,.0f} vs {line['base_median']:,.0f} req/s, "
+        f"{line['rounds']} rounds){cpu_part}"
     )

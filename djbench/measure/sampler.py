@@ -51,7 +51,7 @@ class Sample:
 
 
 @dataclass
-class _CpuBook:
+class CpuBook:
     """Last CPU time seen per process, so a process that exits keeps its share."""
 
     seen: dict[tuple[int, float], float] = field(default_factory=dict)
@@ -60,7 +60,7 @@ class _CpuBook:
         return sum(self.seen.values())
 
 
-def sample(tree: ProcessTree, book: _CpuBook | None = None, full: bool = True) -> Sample:
+def sample(tree: ProcessTree, book: CpuBook | None = None, full: bool = True) -> Sample:
     """One reading of the tree: cheap (RSS, CPU) or full (also PSS and USS)."""
     pss = uss = rss = threads = fds = 0
     uss_by_pid: dict[int, int] = {}
@@ -116,7 +116,7 @@ class TreeSampler:
         self.interval = interval
         self.full_after = full_after
         self.samples: list[Sample] = []
-        self._book = _CpuBook()
+        self._book = CpuBook()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"sampler-{tree.name}", daemon=True)
 
@@ -216,7 +216,7 @@ class TimelineSampler:
         self.births: list[Birth] = []
         self.first: tuple[int, ...] = ()
         self._tick = tick
-        self._book = _CpuBook()
+        self._book = CpuBook()
         self._known: dict[int, float] = {}
         self._gone: list[int] = []
         self._stop = threading.Event()
