@@ -1,8 +1,8 @@
 """The builtin driver against a server that closes every connection, beside wrk.
 
-    python loadtests/closing_connections.py [ROUNDS] [CONNECTIONS]
+    python loadtests/closing_connections.py [ROUNDS] [CONNECTIONS] [WORKERS]
 
-Starts one gunicorn-sync worker (a new connection per request) on CPU 0 and, each
+Starts gunicorn-sync (one worker unless WORKERS) (a new connection per request) on CPU 0 and, each
 round in turn, wrk and the builtin driver on CPU 1 (3 s each, closed loop). Besides
 req/s it reads the server's CPU time over the middle 1.5 s of each run: how busy the
 server was (a driver that is slow to send or to close leaves it idle) and its CPU per
@@ -59,10 +59,10 @@ def one(command: str, procs: list[psutil.Process], builtin: bool) -> tuple[float
     return rps, used / wall, used / wall / rps * 1000
 
 
-def main(rounds: int, connections: int) -> None:
+def main(rounds: int, connections: int, workers: int) -> None:
     server = subprocess.Popen(
         f"taskset -c 0 {BIN}/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:{PORT} "
-        "--workers 1 --worker-class sync --max-requests 0 sampleproject.wsgi:application",
+        f"--workers {workers} --worker-class sync --max-requests 0 sampleproject.wsgi:application",
         shell=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
@@ -94,5 +94,5 @@ def main(rounds: int, connections: int) -> None:
 
 
 if __name__ == "__main__":
-    args = [int(a) for a in sys.argv[1:3]]
-    main(*(args + [10, 32][len(args) :]))
+    args = [int(a) for a in sys.argv[1:4]]
+    main(*(args + [10, 32, 1][len(args) :]))
