@@ -20,7 +20,12 @@ template=$(cd "${1:?usage: cookiecutter_hops.sh TEMPLATE [WORKDIR]}" && pwd)
 work=${2:-/tmp/djbench-cookiecutter}
 python=${PYTHON:-python3.13}
 export UV_PYTHON=$python
-rm -rf "$work" && mkdir -p "$work" && cd "$work"
+# Start clean, but remove only a folder this script made.
+if [ -e "$work" ] && [ ! -e "$work/.djbench-cookiecutter" ]; then
+  echo "refusing: $work exists and was not made by this script" >&2
+  exit 2
+fi
+rm -rf "$work" && mkdir -p "$work" && touch "$work/.djbench-cookiecutter" && cd "$work"
 # The template's post-generation hook runs `uv add` itself (its lock file).
 timeout 600 uvx --quiet cookiecutter --no-input -o . "$template" project_name="Shop Site" \
   use_async=y rest_api=DRF use_whitenoise=y cloud_provider=None use_docker=n \
