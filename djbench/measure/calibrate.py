@@ -298,8 +298,10 @@ def run(
     trials: int,
     duration: float,
     say: Callable[[str], None],
-    agreement_only: bool = False,
+    agreement_only: tuple[tuple[str, int], ...] | None = None,
 ) -> dict[str, Any]:
+    """Every check, or with `agreement_only` the agreement alone, on those (server,
+    workers) pairs."""
     report: dict[str, Any] = {"trials": trials, "duration": duration, "scenario": scenario.name}
     with (
         tempfile.TemporaryDirectory(prefix="djbench-calibrate-") as tmp,
@@ -308,8 +310,9 @@ def run(
         work = Path(tmp)
         if agreement_only:
             report["agreement"] = agreements(
-                project, scenario, (server_cpus, driver_cpus), trials, duration, work, say
-            )
+                project, scenario, (server_cpus, driver_cpus), trials, duration, work, say,
+                agreement_only,
+            )  # fmt: skip
             return report
         ceiling = driver_ceiling(server_cpus, driver_cpus, trials, duration, 64, work)
         for f in ceiling:
@@ -348,6 +351,20 @@ def run(
 AGREEMENT = (("gunicorn-sync", 1), ("gunicorn-sync", 4), ("uvicorn", 1))
 
 
+def agreement_targets(text: str) -> tuple[tuple[str, int], ...]:
+    """--agreement-on "gunicorn-sync:4,uvicorn": server[:workers] pairs (workers 1 unless
+    said). ValueError with the valid choices on anything else."""
+    found = []
+    for part in (p.strip() for p in text.split(",")):
+        name, _, count = part.partition(":")
+        if name not in SERVERS:
+            raise ValueError(f"unknown server {name!r}; valid: {', '.join(sorted(SERVERS))}")
+        if not (count or "1").isdigit() or not 1 <= int(count or "1") <= 64:
+            raise ValueError(f"{part!r}: workers must be a whole number from 1 to 64")
+        found.append((name, int(count or "1")))
+    return tuple(found)
+
+
 def agreements(
     project: Project,
     scenario: Scenario,
@@ -356,13 +373,15 @@ def agreements(
     duration: float,
     work: Path,
     say: Callable[[str], None],
+    targets: tuple[tuple[str, int], ...] = AGREEMENT,
 ) -> list[dict[str, Any]]:
-    """runbench (builtin and wrk drivers) / an independent wrk, for each of AGREEMENT."""
+    """runbench (builtin and wrk drivers) / an independent wrk, for each target (server,
+    workers): AGREEMENT unless told."""
     if not DRIVERS["wrk"].available():
         say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
         return []
     lines = []
-    for server, workers in AGREEMENT:
+    for server, workers in targets:
         *benches, independent = agreement(
             project, scenario, *cpus, trials, duration, workers, work, server
         )

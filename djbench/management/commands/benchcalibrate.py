@@ -36,6 +36,11 @@ class Command(BaseCommand):
             action="store_true",
             help="only runbench against an independent wrk (gunicorn-sync x1, x4, uvicorn)",
         )
+        parser.add_argument(
+            "--agreement-on",
+            metavar="SERVER[:WORKERS],...",
+            help="only the agreement, on these servers (e.g. gunicorn-sync:4,uvicorn)",
+        )
 
     def handle(
         self,
@@ -46,6 +51,7 @@ class Command(BaseCommand):
         scenario: str,
         json_path: Path | None,
         agreement_only: bool = False,
+        agreement_on: str | None = None,
         **options: Any,
     ) -> None:
         if trials < 1 or not 0 < duration <= 60:
@@ -54,6 +60,12 @@ class Command(BaseCommand):
             server_cpus, driver_cpus = cpu_split(cpus)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=2) from None
+        try:
+            targets = calibrate.agreement_targets(agreement_on) if agreement_on else None
+        except ValueError as exc:
+            raise CommandError(f"--agreement-on: {exc}", returncode=2) from None
+        if targets is None and agreement_only:
+            targets = calibrate.AGREEMENT
         project = current()
         try:
             file = scenarios.load(project.scenarios)
@@ -68,7 +80,7 @@ class Command(BaseCommand):
             with terminate_on_signals():
                 report = calibrate.run(
                     project, chosen, server_cpus, driver_cpus, trials, duration,
-                    self.stdout.write, agreement_only,
+                    self.stdout.write, targets,
                 )  # fmt: skip
         except (RuntimeError, ServerError) as exc:
             raise CommandError(str(exc)) from None
