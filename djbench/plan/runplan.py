@@ -272,7 +272,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         servers=split_list(options.get("servers")),
         scenarios=split_list(options.get("scenarios")),
         scenario_file=None if scenario_file is None else str(scenario_file),
-        proxies=split_list(options.get("proxy") or "none") or ["none"],
+        proxies=proxies_of(options),
         workers=workers,
         **bounded_numbers(options),
         cpus=options.get("cpus") or "auto",
@@ -323,7 +323,7 @@ def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
         check_search(options, "--sweep")
     if options.get("tune") and options.get("config_from"):
         raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
-    proxied = (split_list(options.get("proxy") or "none") or ["none"]) != ["none"]
+    proxied = proxies_of(options) != ["none"]
     mixed = proxied or any(options.get(k) for k in ("axis", "recycle", "target"))
     if options.get("tune") and mixed:
         raise OptionError(
@@ -331,6 +331,11 @@ def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
             "--recycle and --target"
         )
     return objective, slo
+
+
+def proxies_of(options: dict[str, Any]) -> list[str]:
+    """--proxy as given: none unless told (names are checked against PROXIES later)."""
+    return split_list(options.get("proxy") or "none") or ["none"]
 
 
 def workers_of(options: dict[str, Any]) -> tuple[int, bool]:
