@@ -35,7 +35,7 @@ def test_too_few_rounds_say_so_and_a_side_without_cpu_is_left_out() -> None:
     line = _paired_line("wrk / wrk", new, base)
     assert line["ci95"] is None and line["rounds"] == 2
     assert line["new_server_cpu"] == 97.0  # the missing reading is not a zero
-    assert "[too few rounds]" in _say_paired(line)
+    assert "[no 95% interval under 6 rounds]" in _say_paired(line)
     assert line["per_cpu_ratio"] == round((108.0 / 97.0) / (110.0 / 98.0), 4)  # round 2 only
 
 
@@ -77,4 +77,4 @@ def test_the_agreement_on_one_server_runs_its_three_sides(
     for line in lines:
         assert line["rounds"] == 1 and line["ratio"] > 0 and line["ci95"] is None
         assert line["new_server_cpu"] > 0 and line["base_server_cpu"] > 0
-    assert "[too few rounds]" in out.getvalue()
+    assert "[no 95% interval under 6 rounds]" in out.getvalue()

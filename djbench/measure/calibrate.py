@@ -248,6 +248,10 @@ def _side(
     return rps, cpu
 
 
+# The fewest rounds whose order statistics give the median a 95% interval (6).
+MIN_ROUNDS = next(n for n in range(1, 64) if median_ci(range(n)) is not None)
+
+
 def _paired_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
     """Round by round: new / base req/s, and new / base requests per server CPU-second
     (what a side asked of the server, with the CPU the machine gave it divided out); the
@@ -404,7 +408,9 @@ def _say_ratio(line: dict[str, Any]) -> str:
 
 def _say_paired(line: dict[str, Any]) -> str:
     def interval(ci: list[float] | None) -> str:
-        return f" [95% interval {ci[0]:.3f}-{ci[1]:.3f}]" if ci else " [too few rounds]"
+        if ci:
+            return f" [95% interval {ci[0]:.3f}-{ci[1]:.3f}]"
+        return f" [no 95% interval under {MIN_ROUNDS} rounds]"
 
     if line["ratio"] is None:
         return f"{line['name']}: no round to compare"

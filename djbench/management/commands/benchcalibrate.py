@@ -19,7 +19,13 @@ class Command(BaseCommand):
     help = "Measure the load drivers' ceiling and the sampler's overhead on this machine."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--trials", type=int, default=5)
+        parser.add_argument(
+            "--trials",
+            type=int,
+            default=calibrate.MIN_ROUNDS,
+            help=f"interleaved rounds of every check (default {calibrate.MIN_ROUNDS}: the "
+            "fewest that give the agreement's median a 95%% interval)",
+        )
         parser.add_argument("--duration", type=float, default=3.0)
         parser.add_argument("--cpus", default="auto", help="auto, none or SERVER/DRIVER")
         parser.add_argument(
