@@ -5,7 +5,7 @@ that may never reach the server's log (or reaches it as one line among thousands
 runbench starts a server it sets DIRECTORY_VARIABLE; each process of that server then
 appends one JSON line per exception (type and first line of the message) to its own
 file there, through Django's ``got_request_exception`` signal. runbench reads the lines
-written during each window (djbench.measure.resources) and shows the commonest beside
+written during each window (djbench.measure.resource_watch) and shows the commonest beside
 the pair: "209 x OperationalError: sorry, too many clients already".
 
 Nothing is connected when the variable is absent (a user's own deployment of djbench).

@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from djbench.reports.words import capacity_text
-from djbench.results import capacity, store
+from djbench.results import capacity_stats, store
 from djbench.results.model import Capacity, CapacityStep
 from tests.slowserver import SlowServer, builtin_load
 
@@ -33,14 +33,14 @@ def limited(one_pass: None) -> Iterator[SlowServer]:
 
 def window(port: int, rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
     """One open-loop window of the builtin driver, judged as runbench judges a step."""
-    connections = capacity.connections_for(rate, SLO_MS)
+    connections = capacity_stats.connections_for(rate, SLO_MS)
     result = builtin_load(port, connections, 1.5, rate=rate, warmup=0.5, timeout=1.5)
     errors = sum(result.errors.values())
     due = result.requests + errors
     achieved = result.requests / result.duration_s
     late = int(result.extra.get("late_starts") or 0) / due if due else 0.0
     p99 = result.latency_ms.get("p99")
-    outcome = capacity.judge(
+    outcome = capacity_stats.judge(
         rate, achieved, p99, errors / due if due else 0.0, late, False, SLO_MS, 0.01
     )
     return CapacityStep(
@@ -50,18 +50,18 @@ def window(port: int, rate: float, phase: Literal["search", "confirm", "above"])
 
 
 def test_the_search_finds_a_known_capacity_and_fails_above_it(limited: SlowServer) -> None:
-    found = capacity.search(
+    found = capacity_stats.search(
         lambda rate, phase: window(limited.port, rate, phase),
         SLO_MS, 0.01, time.monotonic() + 120,
     )  # fmt: skip
     assert found.rps is not None, capacity_text(found)
     # Within the resolution below the known capacity (sleeping takes a little longer
     # than asked, so the real one is a few percent under 100 req/s).
-    assert 0.75 * KNOWN <= found.rps <= KNOWN * (1 + capacity.RESOLUTION)
+    assert 0.75 * KNOWN <= found.rps <= KNOWN * (1 + capacity_stats.RESOLUTION)
     assert found.bracket is not None
     low, high = found.bracket
-    assert (high - low) / low <= capacity.RESOLUTION
-    assert found.confirmed == found.confirm_trials == capacity.CONFIRM_TRIALS
+    assert (high - low) / low <= capacity_stats.RESOLUTION
+    assert found.confirmed == found.confirm_trials == capacity_stats.CONFIRM_TRIALS
     # The search's failing rate is run again; right at the capacity (D/D/2 at exactly
     # 100 req/s) it may pass or fail, so that re-run is only recorded; 20% above, never.
     assert found.above_failed is not None
@@ -76,13 +76,13 @@ def test_the_search_finds_a_known_capacity_and_fails_above_it(limited: SlowServe
 
 def test_a_saturated_driver_stops_the_search_with_no_capacity() -> None:
     def busy(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
-        outcome = capacity.judge(rate, rate * 0.9, 5.0, 0.0, 0.2, True, SLO_MS, 0.01)
+        outcome = capacity_stats.judge(rate, rate * 0.9, 5.0, 0.0, 0.2, True, SLO_MS, 0.01)
         return CapacityStep(
             phase=phase, offered=rate, achieved=rate * 0.9, connections=8,
             passed=outcome.passed, why=outcome.why,
         )  # fmt: skip
 
-    found = capacity.search(busy, SLO_MS, 0.01, time.monotonic() + 60)
+    found = capacity_stats.search(busy, SLO_MS, 0.01, time.monotonic() + 60)
     assert found.rps is None and found.stopped == "driver_busy" and len(found.steps) == 1
     assert "the load driver saturated before the server did" in capacity_text(found)
 
@@ -94,16 +94,16 @@ def test_the_budget_is_kept() -> None:
         calls.append(rate)
         return CapacityStep(phase=phase, offered=rate, achieved=rate, connections=8, passed=True)
 
-    found: Capacity = capacity.search(never, SLO_MS, 0.01, time.monotonic() - 1)
+    found: Capacity = capacity_stats.search(never, SLO_MS, 0.01, time.monotonic() - 1)
     assert calls == [] and found.stopped == "budget" and found.rps is None
 
 
 def test_the_bracket_walks_down_when_the_first_rate_fails() -> None:
-    state = capacity.Search()
-    assert state.next_rate() == capacity.START_RATE
-    state.record(50.0, capacity.Outcome(False, "p99_above_slo"))
+    state = capacity_stats.Search()
+    assert state.next_rate() == capacity_stats.START_RATE
+    state.record(50.0, capacity_stats.Outcome(False, "p99_above_slo"))
     assert state.next_rate() == 25.0
-    state.record(25.0, capacity.Outcome(True))
+    state.record(25.0, capacity_stats.Outcome(True))
     assert state.next_rate() == 37.5  # bisecting 25 (passed) and 50 (failed)
 
 
@@ -128,7 +128,7 @@ def test_capacity_refuses_what_it_would_ignore() -> None:
 def test_a_screening_search_is_a_coarse_bracket_never_a_capacity(limited: SlowServer) -> None:
     """--tune --objective capacity screens each candidate: bracket to 25%, no confirmation
     windows, no rate claimed; the full search is left to the finalists."""
-    found = capacity.search(
+    found = capacity_stats.search(
         lambda rate, phase: window(limited.port, rate, phase),
         SLO_MS, 0.01, time.monotonic() + 120, resolution=0.25, confirm=False,
     )  # fmt: skip
@@ -173,7 +173,7 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
     # Every step kept the load open, and the finals are the run's capacities: in the
     # console, in the report's curve and at the head of the guide (the screening is not).
     steps = [s for c in finals.values() if c for s in c.steps]
-    assert all(s.connections >= capacity.connections_for(s.offered, 100.0) for s in steps)
+    assert all(s.connections >= capacity_stats.connections_for(s.offered, 100.0) for s in steps)
     assert "Capacity at p99 <= 100 ms" in out.getvalue()
     assert "(screening)" not in out.getvalue()
     html, guide = tmp_path / "report.html", tmp_path / "guide.md"
@@ -187,5 +187,5 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
 
 def test_a_low_rate_may_miss_99_percent_by_less_than_one_request() -> None:
     # 1.5625 req/s over 2 s: 3 requests due, 3 answered, 1.5 req/s achieved.
-    assert capacity.judge(1.5625, 1.5, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed
-    assert not capacity.judge(1.5625, 1.0, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed
+    assert capacity_stats.judge(1.5625, 1.5, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed
+    assert not capacity_stats.judge(1.5625, 1.0, 5.0, 0.0, 0.0, False, 100.0, 0.01, 2.0).passed

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from djbench.reports.words import churn_event_text
-from djbench.results import churn, store
+from djbench.results import churn_stats, store
 from djbench.results.model import LoadPoint
 
 
@@ -32,7 +32,7 @@ def test_an_event_is_judged_against_the_steady_slices_before_it() -> None:
     # 8 steady slices (the first, the window's opening, left out), the event at 4 s,
     # a stall with errors, then back to steady from 5.5 s on.
     load = slices([30, 2, 3, 2, 3, 2, 3, 2, 400, 250, 9, 3, 2, 3, 2], errors={8: 3, 9: 1})
-    event = churn.analyse("reload", load, 4.0, births_after=2, signal="SIGHUP")
+    event = churn_stats.analyse("reload", load, 4.0, births_after=2, signal="SIGHUP")
     assert event.steady_p99_ms == 2.0 and event.failed == 4 and event.restarts == 2
     assert event.worst_p99_ms == 400 and event.kept_serving
     assert event.recovered_after_s == 1.5  # 9 ms is out of band (2 x 2 = 4, 2 + 5 = 7)
@@ -43,7 +43,7 @@ def test_an_event_is_judged_against_the_steady_slices_before_it() -> None:
 
 def test_a_silent_slice_and_a_window_that_never_settles() -> None:
     load = slices([2, 2, 2, 2, 2, 2, 2, 2, None, 300, 3, 3, 3, 3, 80])
-    event = churn.analyse("kill-worker", load, 4.0, births_after=1)
+    event = churn_stats.analyse("kill-worker", load, 4.0, births_after=1)
     assert not event.kept_serving and event.recovered_after_s is None
     assert "not back in band by the window's end" in churn_event_text(event)
 

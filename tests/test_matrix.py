@@ -20,30 +20,30 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from djbench.launch import envs
-from djbench.plan import matrix
+from djbench.plan import matrix_axes
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.run.matrix import inputs
+from djbench.run.matrix_cells import inputs
 
 # --- parsing and planning ----------------------------------------------------------------
 
 
 def test_axes_cells_and_pins() -> None:
-    axes = matrix.parse("Django=5.2,6.0; python=3.12")
+    axes = matrix_axes.parse("Django=5.2,6.0; python=3.12")
     assert axes == {"django": ["5.2", "6.0"], "python": ["3.12"]}
-    cells = matrix.cells(axes)
+    cells = matrix_axes.cells(axes)
     assert [c.label for c in cells] == ["django=5.2,python=3.12", "django=6.0,python=3.12"]
     assert cells[0].requirements() == ["django>=5.2,<5.3"]  # python is not a package
-    assert matrix.pin("django", "5.2.3") == "django==5.2.3"
-    assert matrix.pin("django", "5") == "django>=5,<6"
-    assert matrix.pin("django", "~=5.1") == "django~=5.1"
-    four = matrix.cells(matrix.parse("django=5.2,6.0;psycopg=3.2,3.3"))
+    assert matrix_axes.pin("django", "5.2.3") == "django==5.2.3"
+    assert matrix_axes.pin("django", "5") == "django>=5,<6"
+    assert matrix_axes.pin("django", "~=5.1") == "django~=5.1"
+    four = matrix_axes.cells(matrix_axes.parse("django=5.2,6.0;psycopg=3.2,3.3"))
     assert len(four) == 4 and len({c.slug for c in four}) == 4
-    assert matrix.base_cell(cells, None) == cells[0]
-    refs = matrix.cells(matrix.parse("ref=main,HEAD"))
-    assert matrix.base_cell(refs, "HEAD").label == "ref=HEAD"
+    assert matrix_axes.base_cell(cells, None) == cells[0]
+    refs = matrix_axes.cells(matrix_axes.parse("ref=main,HEAD"))
+    assert matrix_axes.base_cell(refs, "HEAD").label == "ref=HEAD"
 
 
 @pytest.mark.parametrize(
@@ -59,14 +59,14 @@ def test_axes_cells_and_pins() -> None:
 )
 def test_bad_matrices_are_one_sentence(raw: str, words: str) -> None:
     with pytest.raises(OptionError, match=words) as caught:
-        matrix.parse(raw)
+        matrix_axes.parse(raw)
     assert "\n" not in str(caught.value)
 
 
 def test_bad_base_names_the_cells() -> None:
-    cells = matrix.cells(matrix.parse("django=5.2,6.0"))
+    cells = matrix_axes.cells(matrix_axes.parse("django=5.2,6.0"))
     with pytest.raises(OptionError, match=re.escape("valid: django=5.2, django=6.0")):
-        matrix.base_cell(cells, "7.0")
+        matrix_axes.base_cell(cells, "7.0")
 
 
 def test_a_cells_requirements(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
             stdout=out,
         )
     text = out.getvalue()
-    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
+    [path] = (tmp_path / "out").glob("matrix-*/matrix_axes.json")
     document = store.load_matrix(path)
     cells = {c.label: c for c in document.cells}
     bad = cells["django=99.0"]
@@ -353,7 +353,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         timeout=900,
         check=False,
     )
-    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
+    [path] = (tmp_path / "out").glob("matrix-*/matrix_axes.json")
     document = store.load_matrix(path)
     for cell in document.cells:
         if cell.reason:
@@ -376,7 +376,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
     # The two runs answered alike: the regression is speed, not a changed answer.
     assert verdict.shape_changes == []
-    # The worktrees were removed: the user's repository keeps no trace of the matrix.
+    # The worktrees were removed: the user's repository keeps no trace of the matrix_axes.
     listed = (
         subprocess.run(
             ["git", "worktree", "list"], cwd=root, capture_output=True, text=True, check=True
@@ -393,14 +393,14 @@ def test_a_round_that_does_not_run_fails_its_cell(tmp_path: Path) -> None:
     """A cell's runbench that exits 2 (a refusal: the checkout changed under --resume, a
     bad option) did not run its round: the cell fails, it does not go on short of trials."""
     from djbench.results.model import MatrixCell
-    from djbench.run.matrix import CellState, run_round
+    from djbench.run.matrix_cells import CellState, run_round
 
     fake = tmp_path / "python"
     fake.write_text(
         "#!/bin/sh\necho 'CommandError: --resume X: what it measures changed'\nexit 2\n"
     )
     fake.chmod(0o755)
-    cell = matrix.cells(matrix.parse("django=5.2,6.0"))[0]
+    cell = matrix_axes.cells(matrix_axes.parse("django=5.2,6.0"))[0]
     state = CellState(
         cell=cell,
         record=MatrixCell(label=cell.label, axes={}),
@@ -419,7 +419,7 @@ def test_a_round_that_crashed_or_saved_nothing_fails_its_cell(tmp_path: Path) ->
     """The likeliest upgrade failure: the project no longer imports under the new Django.
     runbench then exits 1 after a traceback and saves no results; that is no round."""
     from djbench.results.model import MatrixCell
-    from djbench.run.matrix import CellState, run_round
+    from djbench.run.matrix_cells import CellState, run_round
 
     fake = tmp_path / "python"
     fake.write_text(
@@ -428,7 +428,7 @@ def test_a_round_that_crashed_or_saved_nothing_fails_its_cell(tmp_path: Path) ->
         "echo \"ImportError: cannot import name 'url' from 'django.conf.urls'\"\nexit 1\n"
     )
     fake.chmod(0o755)
-    cell = matrix.cells(matrix.parse("django=5.2,6.0"))[1]
+    cell = matrix_axes.cells(matrix_axes.parse("django=5.2,6.0"))[1]
     state = CellState(
         cell=cell, record=MatrixCell(label=cell.label, axes={}), python=str(fake),
         project_dir=tmp_path,

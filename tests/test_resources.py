@@ -21,10 +21,11 @@ from django.db import connection
 
 from djbench import exceptions
 from djbench.launch.process import ProcessTree, running
-from djbench.measure.resources import ExceptionLines
+from djbench.measure.resource_watch import ExceptionLines
 from djbench.measure.sampler import TreeSampler
 from djbench.reports.words import exceptions_text, say
 from djbench.results import store
+from djbench.results.held import held
 from djbench.results.model import (
     DbConnections,
     ExceptionCount,
@@ -32,7 +33,6 @@ from djbench.results.model import (
     Resources,
     Trial,
 )
-from djbench.results.resources import held
 
 THREADS_AND_FILES = """
 import os, threading, time

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from djbench.reports.words import sweep_text
-from djbench.results import store, sweep
+from djbench.results import store, sweep_stats
 from djbench.results.model import SweepStep
 from tests.slowserver import SlowServer, builtin_load
 
@@ -42,7 +42,7 @@ def window(port: int, concurrency: int) -> SweepStep:
 
 
 def test_the_knee_of_a_server_of_known_capacity(limited: SlowServer) -> None:
-    found = sweep.sweep(lambda c: window(limited.port, c), most=64)
+    found = sweep_stats.sweep(lambda c: window(limited.port, c), most=64)
     assert found.stopped == "flat"
     assert found.knee == WORKERS  # 2 connections already reach the capacity
     assert found.max_rps is not None and 0.8 * CAPACITY <= found.max_rps <= 1.01 * CAPACITY
@@ -56,9 +56,9 @@ def test_the_sweep_stops_on_an_invalid_step_and_on_the_budget() -> None:
     def failing(c: int) -> SweepStep:
         return SweepStep(concurrency=c, rps=100.0 * c, valid=c < 4)
 
-    found = sweep.sweep(failing)
+    found = sweep_stats.sweep(failing)
     assert found.stopped == "invalid" and found.knee == 2 and len(found.steps) == 3
-    late = sweep.sweep(failing, deadline=time.monotonic() - 1)
+    late = sweep_stats.sweep(failing, deadline=time.monotonic() - 1)
     assert late.stopped == "budget" and not late.steps and late.knee is None
 
 

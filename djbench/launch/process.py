@@ -195,7 +195,7 @@ class ProcessTree:
     def application_name(self) -> str:
         """The name its PostgreSQL connections carry (libpq and psycopg read PGAPPNAME
         from the environment; a project whose settings set application_name overrides it,
-        and its connections are then not counted: djbench.measure.resources says so)."""
+        and its connections are then not counted: djbench.measure.resource_watch says so)."""
         return self.env.get("PGAPPNAME") or f"djbench-{self.token}"
 
     @property

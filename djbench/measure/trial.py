@@ -36,7 +36,7 @@ from djbench.measure.drivers.base import (
     marked_json,
     request_timeout,
 )
-from djbench.measure.resources import ResourceWatch, postgres_conninfo
+from djbench.measure.resource_watch import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario

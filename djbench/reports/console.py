@@ -26,8 +26,8 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
+from djbench.results.held import held
 from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument
-from djbench.results.resources import held
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
@@ -375,7 +375,7 @@ def print_results(console: Console, document: RunDocument) -> None:
 
 def print_held(console: Console, document: RunDocument) -> None:
     """What each server held besides memory, when there is something to say: database
-    connections (PostgreSQL), exceptions, leak verdicts (djbench.results.resources)."""
+    connections (PostgreSQL), exceptions, leak verdicts (djbench.results.held)."""
     rows = [(e, h) for e in document.results if (h := held(e)) is not None]
     if not any(h.db_peak is not None or h.exceptions_total or h.verdicts for _, h in rows):
         return

@@ -32,7 +32,7 @@ from djbench.reports.words import (
 )
 from djbench.results import decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
-from djbench.results.resources import held
+from djbench.results.held import held
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 

@@ -28,7 +28,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
-from djbench.results.resources import held
+from djbench.results.held import held
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from djbench.results.held import Held
 from djbench.results.model import (
     Capacity,
     ChurnEvent,
@@ -24,7 +25,6 @@ from djbench.results.model import (
     Timeline,
     WsIdle,
 )
-from djbench.results.resources import Held
 
 
 def _list(values: Any) -> str:
@@ -202,7 +202,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "json_differs": lambda p: "JSON bodies differ",
     # --- files written before codes existed (schema 1)
     "legacy": lambda p: str(p["text"]),
-    # --- what a pair held (djbench.results.resources)
+    # --- what a pair held (djbench.results.held)
     "db_kept_after": lambda p: (
         f"kept {p['after']} database connection(s) after the load stopped (up to "
         f"{p['peak']} during it) where its layout explains {p['explained']}: connections "

@@ -360,7 +360,7 @@ class WsIdle(Model):
 
 
 class CapacityStep(Model):
-    """One open-loop window of a capacity search (djbench.results.capacity)."""
+    """One open-loop window of a capacity search (djbench.results.capacity_stats)."""
 
     phase: Literal["search", "confirm", "above"]
     offered: float = Field(description="req/s offered (open loop, latency from due time)")
@@ -453,7 +453,7 @@ class Churn(Model):
 
 
 class SweepStep(Model):
-    """One closed-loop window of a concurrency sweep (djbench.results.sweep)."""
+    """One closed-loop window of a concurrency sweep (djbench.results.sweep_stats)."""
 
     concurrency: int
     rps: float

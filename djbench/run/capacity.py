@@ -1,5 +1,5 @@
 """``runbench --capacity``: for every pair, the highest offered rate served within a p99
-target (djbench.results.capacity), each server started once for all its scenarios.
+target (djbench.results.capacity_stats), each server started once for all its scenarios.
 
 Every step is a steady-state open-loop window of the builtin driver (the only open-loop
 driver here) through `run_trial`, so it is sampled, pinned and judged like any trial;
@@ -18,7 +18,7 @@ from typing import Literal
 from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.results import capacity
+from djbench.results import capacity_stats
 from djbench.results.analysis import summarise
 from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
 from djbench.run.perpair import one_window, run_each_pair
@@ -76,21 +76,21 @@ def _search(
     label = f"{live.deployment.label} {scenario.name}"
 
     def measure(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
-        connections = capacity.connections_for(rate, slo_ms)
+        connections = capacity_stats.connections_for(rate, slo_ms)
         settings = dataclasses.replace(plan.settings, rate=rate)
         progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
         trial = one_window(plan, live, scenario, connections, settings, run_dir)
         if phase == "confirm":
             kept.append((rate, trial))
-        return capacity.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
+        return capacity_stats.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
 
     max_error_rate = plan.settings.max_error_rate
-    found = capacity.search(
+    found = capacity_stats.search(
         measure,
         slo_ms,
         max_error_rate,
         how.deadline,
-        resolution=SCREEN_RESOLUTION if how.screening else capacity.RESOLUTION,
+        resolution=SCREEN_RESOLUTION if how.screening else capacity_stats.RESOLUTION,
         confirm=not how.screening,
     )
     trials = [t for rate, t in kept if found.rps is not None and round(rate, 1) == found.rps]

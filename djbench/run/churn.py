@@ -16,7 +16,7 @@ CHURN_RATE req/s, CHURN_WINDOW_S long, in SLICE_S slices), in one server lifetim
 
 Servers run with at least MIN_WORKERS workers (a single-process Uvicorn has no
 supervisor: SIGHUP would end it). Each event is judged on the load's slices
-(djbench.results.churn): requests failed after it, the worst p99 against the steady
+(djbench.results.churn_stats): requests failed after it, the worst p99 against the steady
 p99, the time until latency is back in the steady band, whether every slice still
 completed requests. Processes are signalled by PID, only those of the tree runbench
 started. Behind Caddy (`--proxy caddy`) the event hits the server, the load goes
@@ -39,7 +39,7 @@ from djbench.measure.trial import TimedEvent
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.plan.scenarios import Scenario
-from djbench.results import churn
+from djbench.results import churn_stats
 from djbench.results.analysis import summarise
 from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, Trial
 from djbench.run.perpair import one_window, run_each_pair
@@ -180,7 +180,7 @@ def _window(
         return trial, []
     if kind == "recycle":
         return trial, [
-            churn.analyse("recycle", timeline.load, r.t, 1, target_pid=r.pid)
+            churn_stats.analyse("recycle", timeline.load, r.t, 1, target_pid=r.pid)
             for r in timeline.restarts
         ]
     if "at" not in fired:
@@ -189,7 +189,7 @@ def _window(
     births = sum(1 for r in timeline.restarts if r.t >= t - SLICE_S)
     pid = fired.get("pid")
     return trial, [
-        churn.analyse(
+        churn_stats.analyse(
             "reload" if kind == "reload" else "kill-worker",
             timeline.load,
             t,

@@ -1,5 +1,5 @@
 """``runbench --sweep``: for every pair, closed-loop throughput against concurrency,
-doubling from 1 until it stops rising (djbench.results.sweep), in one server lifetime.
+doubling from 1 until it stops rising (djbench.results.sweep_stats), in one server lifetime.
 
 Each step is an ordinary closed-loop trial (`run_trial`) at that concurrency, sampled
 and pinned like any other; the steps and the knee go into the pair's `sweep`, and the
@@ -13,7 +13,7 @@ from pathlib import Path
 from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.results import sweep
+from djbench.results import sweep_stats
 from djbench.results.analysis import summarise
 from djbench.results.model import PairResult, SweepStep, Trial
 from djbench.run.perpair import one_window, run_each_pair
@@ -36,9 +36,9 @@ def run(
             progress.advance(0, f"{label}: sweep c={concurrency}")
             trial = one_window(plan, live, scenario, concurrency, plan.settings, run_dir)
             trials[concurrency] = trial
-            return sweep.step_of(concurrency, trial)
+            return sweep_stats.step_of(concurrency, trial)
 
-        found = sweep.sweep(measure, deadline=deadline)
+        found = sweep_stats.sweep(measure, deadline=deadline)
         entry.sweep = found
         entry.trials = [trials[found.knee]] if found.knee in trials else []
         summarise(entry, [])

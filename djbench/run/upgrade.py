@@ -1,5 +1,5 @@
 """``runbench --matrix``'s command flow: check that a verdict is reachable before any
-work, build and run the cells (:mod:`djbench.run.matrix`), print the verdicts."""
+work, build and run the cells (:mod:`djbench.run.matrix_cells`), print the verdicts."""
 
 from __future__ import annotations
 
@@ -13,20 +13,22 @@ from rich.markup import escape
 
 from djbench.launch import envs
 from djbench.launch.process import terminate_on_signals
-from djbench.plan import matrix as matrix_plan
+from djbench.plan import matrix_axes as matrix_plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_matrix_result
 from djbench.results import decide, store
-from djbench.run import matrix
+from djbench.run import matrix_cells
 from djbench.run.benchrun import select
 
 DEFAULT_BUDGET = "15m"
 
 
-def settings_from(options: dict[str, Any], opts: RunOptions, servers: list[str]) -> matrix.Settings:
+def settings_from(
+    options: dict[str, Any], opts: RunOptions, servers: list[str]
+) -> matrix_cells.Settings:
     """The matrix's settings from runbench's options, each checked with one sentence."""
     axes = matrix_plan.parse(str(options["matrix"]))
     budget = parse_duration("--budget", str(options.get("budget") or DEFAULT_BUDGET))
@@ -49,7 +51,7 @@ def settings_from(options: dict[str, Any], opts: RunOptions, servers: list[str])
             f"--matrix --trials {rounds}: a paired verdict needs at least {decide.MIN_ROUNDS} "
             "rounds (leave out --trials to run until every pair is decided)"
         )
-    return matrix.Settings(
+    return matrix_cells.Settings(
         axes=axes,
         base=options.get("matrix_base"),
         python=options.get("python"),
@@ -62,16 +64,16 @@ def settings_from(options: dict[str, Any], opts: RunOptions, servers: list[str])
     )
 
 
-def round_estimate(opts: RunOptions, settings: matrix.Settings) -> float:
+def round_estimate(opts: RunOptions, settings: matrix_cells.Settings) -> float:
     """Seconds one round should take: every server's part in every cell (planning)."""
     cells = len(matrix_plan.cells(settings.axes))
-    per_unit = matrix.STARTUP_S + len(opts.scenarios or [None, None, None]) * len(
+    per_unit = matrix_cells.STARTUP_S + len(opts.scenarios or [None, None, None]) * len(
         opts.concurrency
     ) * (opts.warmup + opts.duration + 1.0)
     return cells * max(1, len(settings.servers)) * per_unit
 
 
-def check_reachable(opts: RunOptions, settings: matrix.Settings) -> None:
+def check_reachable(opts: RunOptions, settings: matrix_cells.Settings) -> None:
     """Refuse, before anything is built, a budget that cannot buy the fewest rounds a
     verdict needs."""
     each = round_estimate(opts, settings)
@@ -93,13 +95,13 @@ def check_reachable(opts: RunOptions, settings: matrix.Settings) -> None:
 def main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str | None:
     """--matrix: build each cell's environment, run the plan interleaved, judge."""
     axes = matrix_plan.parse(str(options["matrix"]))
-    matrix.check_options(opts, options.get("matrix_base"), axes)
+    matrix_cells.check_options(opts, options.get("matrix_base"), axes)
     selection = select(opts)  # servers, scenarios and their file checked before any cell
     servers = opts.servers or [s.name for s in selection.servers]
     settings = settings_from(options, opts, servers)
     check_reachable(opts, settings)
     # Each cell's plan runs as many rounds as the matrix may ask of it (--until-round).
-    opts = opts.model_copy(update={"trials": settings.rounds or matrix.MAX_ROUNDS})
+    opts = opts.model_copy(update={"trials": settings.rounds or matrix_cells.MAX_ROUNDS})
     console = console_for(command.stdout, no_color=bool(options.get("no_color")))
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
@@ -117,7 +119,7 @@ def main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str
         )
     )
     with terminate_on_signals():
-        document, path = matrix.main(
+        document, path = matrix_cells.main(
             current(),
             opts,
             settings,
@@ -126,4 +128,4 @@ def main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str
         )
     print_matrix_result(console, document)
     console.print(escape(f"Matrix: {path}"))
-    return matrix.problem(document)
+    return matrix_cells.problem(document)

@@ -1,6 +1,6 @@
 """``runbench --matrix``: one plan, run in one isolated environment per cell, interleaved.
 
-1. Cells from the axes (:mod:`djbench.plan.matrix`); a `ref` axis becomes a worktree
+1. Cells from the axes (:mod:`djbench.plan.matrix_axes`); a `ref` axis becomes a worktree
    per commit.
 2. Each cell's requirements (djbench with the selected servers' extras, the project's
    own, the cell's pins as overrides) are resolved by uv for one interpreter; the same
@@ -37,7 +37,7 @@ from pathlib import Path
 
 from djbench.launch import envs
 from djbench.launch.servers import SERVERS
-from djbench.plan import matrix as plan
+from djbench.plan import matrix_axes as plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions, to_argv
