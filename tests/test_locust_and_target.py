@@ -184,7 +184,7 @@ def test_target_runs_the_gate_and_never_stops_the_server(
             ["--target", "http://127.0.0.1:8000", "--axis", "DB_POOL=0,1", "--workers", "4"],
             "--axis, --workers change nothing in a deployment djbench did not start",
         ),
-        (["--target", "http://127.0.0.1:8000", "--churn", "reload"], "need a server djbench"),
+        (["--target", "http://127.0.0.1:8000", "--churn", "reload"], "leave out --target"),
         (
             ["--target", "http://192.0.2.10:8000", "--allow-remote-target", "--target-pid", "1"],
             "loopback targets only",
@@ -195,7 +195,10 @@ def test_target_runs_the_gate_and_never_stops_the_server(
         ),
         (["--locust-master-bind", "127.0.0.1"], "is for --driver locust"),
         (["--driver", "locust", "--locust-workers", "0"], "--locust-workers takes a count"),
-        (["--driver", "locust", "--locust-expect-workers", "2"], "need --locust-master-bind"),
+        (
+            ["--driver", "locust", "--locust-expect-workers", "2"],
+            "--locust-expect-workers goes with --locust-master-bind",
+        ),
         (
             ["--driver", "locust", "--locust-master-bind", "127.0.0.1", "--locust-workers", "2"],
             "say how many with --locust-expect-workers",

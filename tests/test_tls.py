@@ -174,14 +174,15 @@ def test_http1_drivers_speak_tls(
 
 
 def test_a_matrix_cell_reruns_the_protocol_axis() -> None:
-    """--matrix reruns runbench in each cell from runplan.to_argv: the protocols too."""
+    """--matrix reruns runbench in each cell from the option table: the protocols too."""
     from djbench.management.commands.runbench import Command
-    from djbench.plan.runplan import RunOptions, from_command, to_argv
+    from djbench.plan.runplan import RunOptions, from_command
+    from djbench.run.cli import cell_argv
 
     def parsed(*argv: str) -> RunOptions:
         options = vars(Command().create_parser("manage.py", "runbench").parse_args(argv))
         return from_command(options)
 
     opts = parsed("--proxy", "caddy-tls", "--protocol", "h1,h2")
-    again = parsed(*to_argv(opts))
+    again = parsed(*cell_argv(opts))
     assert (again.protocols, again.proxies) == (["h1", "h2"], ["caddy-tls"])

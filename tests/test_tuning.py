@@ -226,7 +226,7 @@ def test_bad_tuning_options_are_one_line(tmp_path: Path) -> None:
     for args, words in (
         (["--tune", "--objective", "speed"], "valid: rps, rps-per-100mb"),
         (["--tune", "--tune-budget", "soon"], "--tune-budget takes a duration"),
-        (["--tune", "--config-from", "x"], "pick one"),
+        (["--tune", "--config-from", "x"], "--tune .*: leave out --config-from"),
         (["--tune", "--proxy", "caddy"], "one deployment per server"),
         (["--config-from", str(tmp_path / "none.json")], "does not exist"),
         (["--workers", "many"], "auto or a whole number"),

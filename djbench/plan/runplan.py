@@ -146,20 +146,9 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
-def _given(options: dict[str, Any], names: list[str]) -> list[str]:
-    """The options among `names` that were given, as the user wrote them (--name)."""
-    return ["--" + name.replace("_", "-") for name in names if options.get(name)]
-
-
 def check_search(options: dict[str, Any], flag: str) -> None:
-    """--capacity and --sweep choose their own rates or concurrency (and --capacity its
-    driver): refuse what they would ignore."""
-    # --capacity --tune (or --tune --objective capacity) is the capacity tuning
-    others = [] if flag == "--capacity" else ["capacity", "tune"]
-    given = _given(options, [*others, "soak", "rate", "matrix", "concurrency", "quick"])
-    if given:
-        what = "the rates and connections" if flag == "--capacity" else "the concurrency"
-        raise OptionError(f"{flag} chooses {what} itself: leave out {', '.join(given)}")
+    """--capacity needs the open-loop driver. (What a search chooses itself, and so
+    refuses, is the option table's: djbench.run.flags.)"""
     if flag == "--capacity" and (options.get("driver") or "auto") not in ("auto", "builtin"):
         raise OptionError(
             "--capacity needs an open-loop driver: the builtin one (leave out --driver)"
@@ -171,8 +160,6 @@ def tune_objective(options: dict[str, Any]) -> str:
     given = options.get("objective")
     if given is not None and given not in OBJECTIVES:
         raise OptionError(f"--objective {given!r}; valid: {', '.join(OBJECTIVES)}")
-    if given is not None and not options.get("tune"):
-        raise OptionError("--objective goes with --tune (it ranks the tuning's candidates)")
     if options.get("capacity") and options.get("tune"):
         if given not in (None, "capacity"):
             raise OptionError(
@@ -191,15 +178,6 @@ def churn_kinds(options: dict[str, Any]) -> list[str]:
     wrong = [k for k in kinds if k not in CHURN_KINDS]
     if wrong or not kinds:
         raise OptionError(f"--churn takes {', '.join(CHURN_KINDS)} (comma-separated), got {raw!r}")
-    given = _given(
-        options,
-        ["capacity", "sweep", "tune", "soak", "matrix", "concurrency", "trials", "recycle"],
-    )
-    if given:
-        raise OptionError(
-            "--churn runs one open-loop window per event at --rate (default "
-            f"{CHURN_RATE:g}), with its own recycling for recycle: leave out {', '.join(given)}"
-        )
     if (options.get("driver") or "auto") not in ("auto", "builtin"):
         raise OptionError("--churn needs the builtin driver (open loop, in slices)")
     return list(dict.fromkeys(kinds))
@@ -211,8 +189,6 @@ def soak_threshold(options: dict[str, Any]) -> float:
         return GROWTH_THRESHOLD_MB_H
     if not 0 <= value <= 10_000:
         raise OptionError("--soak-threshold takes MB per hour from 0 to 10000, e.g. 10")
-    if options.get("soak") is None:
-        raise OptionError("--soak-threshold goes with --soak")
     return float(value)
 
 
@@ -321,15 +297,8 @@ def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
         slo = CAPACITY_SLO_MS if slo is None else slo
     if options.get("sweep"):
         check_search(options, "--sweep")
-    if options.get("tune") and options.get("config_from"):
-        raise OptionError("--tune searches; --config-from reruns a search's result: pick one")
-    proxied = proxies_of(options) != ["none"]
-    mixed = proxied or any(options.get(k) for k in ("axis", "recycle", "target"))
-    if options.get("tune") and mixed:
-        raise OptionError(
-            "--tune searches one deployment per server: leave out --proxy caddy, --axis, "
-            "--recycle and --target"
-        )
+    if options.get("tune") and proxies_of(options) != ["none"]:
+        raise OptionError("--tune searches one deployment per server: leave out --proxy caddy")
     return objective, slo
 
 
@@ -340,7 +309,7 @@ def proxies_of(options: dict[str, Any]) -> list[str]:
 
 def workers_of(options: dict[str, Any]) -> tuple[int, bool]:
     """--workers: a whole number, or auto (then 1 here, and True: resolved per run)."""
-    raw = options.get("workers", 1)
+    raw = options.get("workers") or 1
     auto = str(raw) == "auto"
     try:
         workers = 1 if auto else int(raw)
@@ -359,10 +328,12 @@ def bounded_numbers(options: dict[str, Any]) -> dict[str, Any]:
     rate = options.get("rate")
     if rate is not None and rate <= 0:
         raise OptionError("--rate takes requests per second above 0")
-    max_error_rate = options.get("max_error_rate", 0.01)
+    max_error_rate = options.get("max_error_rate")
+    max_error_rate = 0.01 if max_error_rate is None else max_error_rate
     if not 0 <= max_error_rate <= 1:
         raise OptionError("--max-error-rate takes a fraction from 0 to 1, e.g. 0.01")
-    ws_idle = options.get("ws_idle", 1000)
+    ws_idle = options.get("ws_idle")
+    ws_idle = 1000 if ws_idle is None else ws_idle
     if ws_idle < 0 or ws_idle > 20000:
         raise OptionError("--ws-idle takes a count from 0 to 20000")
     port = options.get("port")
@@ -451,10 +422,6 @@ def remote_options(options: dict[str, Any]) -> dict[str, Any]:
     for what can be checked without the driver (the rest: run.remote)."""
     bind = options.get("locust_master_bind")
     expect, wait = options.get("locust_expect_workers"), options.get("locust_join_timeout")
-    if bind is None and (expect is not None or wait is not None):
-        raise OptionError(
-            "--locust-expect-workers and --locust-join-timeout need --locust-master-bind"
-        )
     if bind is not None and options.get("locust_workers") is not None:
         raise OptionError(
             "with --locust-master-bind the workers run elsewhere: say how many with "
@@ -497,60 +464,6 @@ def parse_axes(raw: str | None) -> dict[str, list[str]]:
             f"--axis makes {combinations} combinations; at most {MAX_VARIANTS} per run"
         )
     return axes
-
-
-def to_argv(opts: RunOptions) -> list[str]:
-    """runbench options that reproduce `opts` exactly (profile values spelled out; no
-    --output: the caller says where). Used to start the same plan elsewhere (--matrix)."""
-    argv: list[str] = []
-
-    def put(flag: str, value: Any) -> None:
-        if value is not None and value != [] and value != {}:
-            argv.extend([flag, str(value)])
-
-    put("--servers", ",".join(opts.servers) or None)
-    put("--scenarios", ",".join(opts.scenarios) or None)
-    put("--scenario-file", opts.scenario_file)
-    put("--proxy", ",".join(opts.proxies))
-    put("--workers", "auto" if opts.workers_auto else opts.workers)
-    put("--threads", opts.threads)
-    put("--cpus", opts.cpus)
-    put("--port", opts.port)
-    if opts.profile == "quick":
-        argv.append("--quick")
-    put("--concurrency", ",".join(str(c) for c in opts.concurrency))
-    if opts.soak is not None:
-        put("--soak", f"{opts.soak:g}")
-    else:
-        put("--duration", f"{opts.duration:g}")
-    put("--warmup", f"{opts.warmup:g}")
-    put("--trials", opts.trials)
-    put("--driver", opts.driver)
-    put("--protocol", ",".join(opts.protocols) if opts.protocols != ["h1"] else None)
-    put("--rate", None if opts.rate is None else f"{opts.rate:g}")
-    put("--new-connection-every", opts.new_connection_every)
-    put("--max-error-rate", f"{opts.max_error_rate:g}")
-    put("--ws-idle", opts.ws_idle)
-    put("--seed", opts.seed)
-    if opts.axes:
-        put("--axis", ";".join(f"{k}={','.join(v)}" for k, v in opts.axes.items()))
-    put("--recycle", ";".join(opts.recycle) or None)
-    if opts.driver == "locust":
-        if opts.locust_master_bind is None:
-            put("--locust-workers", opts.locust_workers)
-        else:
-            put("--locust-master-bind", opts.locust_master_bind)
-            put("--locust-expect-workers", opts.locust_expect_workers)
-            put("--locust-join-timeout", f"{opts.locust_join_timeout:g}")
-    put("--advertise-host", opts.advertise_host)
-    if opts.allow_remote_target:
-        argv.append("--allow-remote-target")
-    put("--config-from", opts.config_from)
-    put("--target", opts.target)
-    put("--target-pid", opts.target_pid)
-    if not opts.setup:
-        argv.append("--no-setup")
-    return argv
 
 
 def soak_interval(seconds: float) -> float:

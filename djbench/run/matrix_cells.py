@@ -40,11 +40,12 @@ from djbench.launch.servers import SERVERS
 from djbench.plan import matrix_axes as plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
-from djbench.plan.runplan import RunOptions, to_argv
+from djbench.plan.runplan import RunOptions
 from djbench.reports.compare import Comparison, compare
 from djbench.results import decide, store
 from djbench.results.analysis import load_cell
 from djbench.results.model import MatrixCell, MatrixDocument, MatrixPair, MatrixVerdict
+from djbench.run.cli import cell_argv
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 MAX_ROUNDS = 40  # the most rounds a matrix run until decided plans for, whatever the budget
@@ -301,7 +302,7 @@ def run_round(
     existing = sorted(p for p in cell_out.glob("*.json") if p.is_file())
     argv = [state.python, "manage.py", "runbench"]
     if round_index == 0 or not existing:
-        argv += [*to_argv(opts), "--until-round", "1"]
+        argv += [*cell_argv(opts), "--until-round", "1"]
     else:
         run_id = existing[-1].stem
         argv += ["--resume", run_id, "--until-round", str(round_index + 1), "--no-setup"]
@@ -628,13 +629,4 @@ def problem(document: MatrixDocument) -> str | None:
 
 
 def check_options(opts: RunOptions, raw_base: str | None, axes: dict[str, list[str]]) -> None:
-    if opts.soak is not None:
-        raise OptionError("--matrix and --soak: run the soak in each environment separately")
-    if opts.target is not None:
-        raise OptionError("--matrix builds environments to start servers in; --target starts none")
-    if opts.tune:
-        raise OptionError(
-            "--matrix and --tune: tune in one environment first (runbench --tune), then "
-            "compare the cells at an equal configuration"
-        )
     plan.base_cell(plan.cells(axes), raw_base)  # a bad --matrix-base is one line, now

@@ -103,8 +103,13 @@ class LoadResult:
 
 
 class Driver(Protocol):
+    """A load driver. Its capabilities are attributes, read by callers instead of its
+    name: ``open_loop`` (a fixed offered rate, latency from each request's due time),
+    ``time_series`` (the load in slices through one window: --soak, --churn)."""
+
     name: str
     open_loop: bool
+    time_series: bool
     install_hint: str
 
     def available(self) -> bool: ...

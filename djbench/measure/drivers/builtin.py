@@ -17,6 +17,7 @@ from djbench.measure.drivers.base import (
 class BuiltinDriver:
     name = "builtin"
     open_loop = True
+    time_series = True
     install_hint = "it ships with djbench (needs uvloop, httptools, hdrhistogram)"
 
     def available(self) -> bool:

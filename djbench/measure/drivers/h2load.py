@@ -82,6 +82,7 @@ PROTOCOL = re.compile(r"Application protocol: (?P<name>\S+)")
 class H2loadDriver:
     name = "h2load"
     open_loop = False
+    time_series = False
     install_hint = "install h2load (Debian/Ubuntu: apt-get install nghttp2-client)"
 
     def available(self) -> bool:

@@ -50,6 +50,7 @@ def spawn_rate(users: int, warmup: float) -> float:
 class LocustDriver:
     name = "locust"
     open_loop = False
+    time_series = False
     install_hint = 'pip install "djbench[locust]"'
 
     def available(self) -> bool:

@@ -25,6 +25,7 @@ STATUS_MARKER = "DJBENCH-WRK-STATUS "
 class WrkDriver:
     name = "wrk"
     open_loop = False
+    time_series = False
     install_hint = "install wrk (Debian/Ubuntu: apt-get install wrk)"
 
     def available(self) -> bool:

@@ -15,14 +15,21 @@ import statistics
 from pathlib import Path
 from typing import Literal
 
+from rich.console import Console
+
 from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
+from djbench.reports.console import print_capacity
 from djbench.results import capacity_stats
 from djbench.results.analysis import summarise
-from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
+from djbench.results.model import Capacity, CapacityStep, PairResult, RunDocument, Trial
+from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.selection import Selection
+from djbench.run.session import TimedMode
 
 # --tune --objective capacity screens every candidate with a bracket this coarse
 # ((fail - pass) / pass <= 25%: about two windows fewer than the 5% of a full search) and
@@ -116,3 +123,31 @@ def _said(found: Capacity) -> str:
     if found.rps is not None:
         return f"{found.rps:,.0f} req/s within p99 {found.slo_p99_ms:g} ms"
     return f"no capacity found ({found.stopped or 'no rate passed'})"
+
+
+class CapacityMode(TimedMode):
+    """--capacity: every pair's highest offered rate within --slo-p99."""
+
+    name = "capacity"
+
+    def chosen(self, opts: RunOptions) -> bool:
+        return opts.capacity
+
+    def says_budget(self, opts: RunOptions) -> bool:
+        return False
+
+    def each_pair(self, opts: RunOptions, plan: Plan) -> str:
+        return "a search per pair"
+
+    def budget_line(self, opts: RunOptions) -> str:
+        return f"; capacity at p99 <= {opts.slo_p99:g} ms, budget {(opts.budget or 0) / 60:g} min"
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
+
+    def run(self, ctx: Context) -> None:
+        slo = ctx.opts.slo_p99 or 0.0
+        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, slo, ctx.deadline)
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        print_capacity(console, document)

@@ -10,14 +10,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Console
+
 from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
+from djbench.reports.console import print_sweep
 from djbench.results import sweep_stats
 from djbench.results.analysis import summarise
-from djbench.results.model import PairResult, SweepStep, Trial
+from djbench.results.model import PairResult, RunDocument, SweepStep, Trial
+from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.selection import Selection
+from djbench.run.session import TimedMode
 
 
 def run(
@@ -49,3 +56,31 @@ def run(
         )
 
     run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
+
+
+class SweepMode(TimedMode):
+    """--sweep: every pair's closed-loop req/s against concurrency, to the knee."""
+
+    name = "sweep"
+
+    def chosen(self, opts: RunOptions) -> bool:
+        return opts.sweep
+
+    def says_budget(self, opts: RunOptions) -> bool:
+        return False
+
+    def each_pair(self, opts: RunOptions, plan: Plan) -> str:
+        return "a search per pair"
+
+    def budget_line(self, opts: RunOptions) -> str:
+        minutes = (opts.budget or 0) / 60
+        return f"; concurrency doubling from 1 until req/s stops rising, budget {minutes:g} min"
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
+
+    def run(self, ctx: Context) -> None:
+        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, ctx.deadline)
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        print_sweep(console, document)

@@ -33,17 +33,23 @@ import time
 from pathlib import Path
 
 import psutil
+from rich.console import Console
 
 from djbench.launch.live import Deployment, LiveServer
 from djbench.measure.trial import TimedEvent
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
+from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
+from djbench.reports.console import print_churn
 from djbench.results import churn_stats
 from djbench.results.analysis import summarise
-from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, Trial
+from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, RunDocument, Trial
+from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.selection import Selection
+from djbench.run.session import TimedMode
 
 KINDS = ("reload", "kill-worker", "recycle")
 CHURN_RATE = 100.0  # req/s: under every server's capacity measured here on health-sync
@@ -208,3 +214,32 @@ def _said(record: Churn) -> str:
         f"(steady {e.steady_p99_ms or 0:,.1f})"
         for e in record.events
     )
+
+
+class ChurnMode(TimedMode):
+    """--churn: events under a steady open-loop load, one window per event."""
+
+    name = "churn"
+
+    def chosen(self, opts: RunOptions) -> bool:
+        return bool(opts.churn)
+
+    def each_pair(self, opts: RunOptions, plan: Plan) -> str:
+        return f"a window per event ({', '.join(opts.churn)})"
+
+    def budget_line(self, opts: RunOptions) -> str:
+        minutes = (opts.budget or 0) / 60
+        return f"; open loop at {opts.rate or CHURN_RATE:g} req/s, budget {minutes:g} min"
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
+
+    def run(self, ctx: Context) -> None:
+        o = ctx.opts
+        run(
+            ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, o.churn,
+            o.rate or CHURN_RATE, o.duration, ctx.deadline,
+        )  # fmt: skip
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        print_churn(console, document)

@@ -6,7 +6,7 @@ survivor" would buy little for much; the search is two-stage instead (multi-fide
 
 1. **Screening**: every candidate of every server (djbench.plan.tuning.space), servers
    interleaved so that a budget cut falls on all alike, gets a coarse search
-   (djbench.run.capacity with ``screening``: bracket to 25%, no confirmation). Its
+   (djbench.run.modes.capacity with ``screening``: bracket to 25%, no confirmation). Its
    figure is the highest rate that passed (the geometric mean over scenarios).
 2. **Finals**: each server's best FINALISTS candidates by that figure get the full
    search (5%, three fresh confirmation windows, one window above). The best is the
@@ -30,9 +30,10 @@ from djbench.plan import tuning
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.results.model import PairResult, TuneCandidate, TuneRecord
-from djbench.run import capacity
+from djbench.run.modes import capacity
 from djbench.run.runner import Plan, Progress, Recorder
-from djbench.run.tune import Outcome, deployment, write_files
+from djbench.run.selection import deployment
+from djbench.run.tuned import Outcome, write_files
 
 FINALISTS = 2  # per server: the candidates the full search runs on
 METHOD = (

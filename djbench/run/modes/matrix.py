@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,31 +23,54 @@ from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_matrix_result
 from djbench.results import decide, store
 from djbench.run import matrix_cells
-from djbench.run.benchrun import select
+from djbench.run.flags import MATRIX_BUDGET
+from djbench.run.modes.base import Invocation, Mode
+from djbench.run.selection import select
 
-DEFAULT_BUDGET = "15m"
+
+@dataclass(frozen=True)
+class MatrixAsk:
+    """What --matrix and its own options asked, as given (checked by settings_from)."""
+
+    axes: str
+    base: str | None
+    python: str | None
+    offline: bool
+    threshold: float | None
+    alpha: float | None
+    budget: str | None
+    rounds: int | None  # --trials
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> MatrixAsk:
+        return cls(
+            axes=str(options["matrix"]),
+            base=options.get("matrix_base"),
+            python=options.get("python"),
+            offline=bool(options.get("offline")),
+            threshold=options.get("threshold"),
+            alpha=options.get("alpha"),
+            budget=options.get("budget"),
+            rounds=options.get("trials"),
+        )
 
 
-def settings_from(
-    options: dict[str, Any], opts: RunOptions, servers: list[str]
-) -> matrix_cells.Settings:
-    """The matrix's settings from runbench's options, each checked with one sentence."""
-    axes = matrix_plan.parse(str(options["matrix"]))
-    budget = parse_duration("--budget", str(options.get("budget") or DEFAULT_BUDGET))
-    threshold = options.get("threshold")
-    threshold = decide.THRESHOLD if threshold is None else threshold
-    alpha = options.get("alpha")
-    alpha = decide.ALPHA if alpha is None else alpha
+def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_cells.Settings:
+    """The matrix's settings from what was asked, each checked with one sentence."""
+    axes = matrix_plan.parse(ask.axes)
+    budget = parse_duration("--budget", ask.budget or MATRIX_BUDGET)
+    threshold = decide.THRESHOLD if ask.threshold is None else ask.threshold
+    alpha = decide.ALPHA if ask.alpha is None else ask.alpha
     if not (math.isfinite(threshold) and 0 < threshold < 1):
         raise OptionError(f"--threshold takes a fraction like {decide.THRESHOLD}, not {threshold}")
     if not (math.isfinite(alpha) and 0 < alpha < 1):
         raise OptionError(f"--alpha takes a probability like {decide.ALPHA}, not {alpha}")
-    if (python := options.get("python")) is not None:
+    if (python := ask.python) is not None:
         try:
             envs.check_interpreter(python)
         except envs.EnvError as exc:
             raise OptionError(str(exc)) from None
-    rounds = options.get("trials")
+    rounds = ask.rounds
     if rounds is not None and rounds < decide.MIN_ROUNDS:
         raise OptionError(
             f"--matrix --trials {rounds}: a paired verdict needs at least {decide.MIN_ROUNDS} "
@@ -53,9 +78,9 @@ def settings_from(
         )
     return matrix_cells.Settings(
         axes=axes,
-        base=options.get("matrix_base"),
-        python=options.get("python"),
-        offline=bool(options.get("offline")),
+        base=ask.base,
+        python=ask.python,
+        offline=ask.offline,
         threshold=threshold,
         alpha=alpha,
         budget_s=budget,
@@ -92,28 +117,28 @@ def check_reachable(opts: RunOptions, settings: matrix_cells.Settings) -> None:
         )
 
 
-def main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str | None:
+def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation) -> str | None:
     """--matrix: build each cell's environment, run the plan interleaved, judge."""
-    axes = matrix_plan.parse(str(options["matrix"]))
-    matrix_cells.check_options(opts, options.get("matrix_base"), axes)
+    axes = matrix_plan.parse(ask.axes)
+    matrix_cells.check_options(opts, ask.base, axes)
     selection = select(opts)  # servers, scenarios and their file checked before any cell
     servers = opts.servers or [s.name for s in selection.servers]
-    settings = settings_from(options, opts, servers)
+    settings = settings_from(ask, servers)
     check_reachable(opts, settings)
     # Each cell's plan runs as many rounds as the matrix may ask of it (--until-round).
     opts = opts.model_copy(update={"trials": settings.rounds or matrix_cells.MAX_ROUNDS})
-    console = console_for(command.stdout, no_color=bool(options.get("no_color")))
+    console = console_for(command.stdout, no_color=how.no_color)
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
     cells = matrix_plan.cells(axes)
-    how = (
+    rounds = (
         f"exactly {settings.rounds} round(s), one look"
         if settings.rounds
         else f"rounds until every pair is decided, within {settings.budget_s / 60:.0f} min"
     )
     console.print(
         escape(
-            f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), {how}; "
+            f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), {rounds}; "
             f"base {matrix_plan.base_cell(cells, settings.base).label}; each round runs "
             "every server in every cell back to back"
         )
@@ -129,3 +154,20 @@ def main(command: BaseCommand, opts: RunOptions, options: dict[str, Any]) -> str
     print_matrix_result(console, document)
     console.print(escape(f"Matrix: {path}"))
     return matrix_cells.problem(document)
+
+
+class MatrixMode(Mode):
+    """--matrix: the same plan in one environment per cell, rounds interleaved."""
+
+    name = "matrix"
+
+    def __init__(self, ask: MatrixAsk | None = None) -> None:
+        self.ask = ask
+
+    @classmethod
+    def from_command(cls, options: Mapping[str, Any]) -> Mode:
+        return cls(MatrixAsk.of(options))
+
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+        assert self.ask is not None, "a matrix is built from the command's options"
+        return main(command, self.ask, opts, how)

@@ -15,30 +15,26 @@ and can be rerun exactly with ``--config-from``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
 from pathlib import Path
-from typing import Literal
+
+from rich.console import Console
 
 from djbench.launch.live import Deployment
-from djbench.launch.servers import tuned_file, tuned_settings
 from djbench.plan import tuning
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
+from djbench.reports.console import print_capacity, print_tuning
 from djbench.results.analysis import left_unserved
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
+from djbench.run.modes import tune_capacity
+from djbench.run.modes.base import Context
 from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
-
-
-def deployment(template: Deployment, candidate: tuning.Candidate) -> Deployment:
-    return dataclasses.replace(
-        template,
-        workers=candidate.workers,
-        threads=candidate.threads,
-        knobs=candidate.knobs,
-        config=candidate.label,
-    )
+from djbench.run.selection import Selection, deployment
+from djbench.run.session import TimedMode
+from djbench.run.tuned import Outcome, write_files
 
 
 def _round_figures(
@@ -167,9 +163,6 @@ def _record_candidates(
             record.best[name] = halving.best[name].label
 
 
-Outcome = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
-
-
 CONFIRM_ROUNDS = 3  # fresh rounds of each server's best, the paired test's minimum
 
 
@@ -213,73 +206,73 @@ def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> O
     return "undecided" if measured else "unmeasured"
 
 
-def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
-    """Each server's best as a file: its layout, knobs and the exact command it ran with."""
-    assert document.tuning is not None
-    folder = run_dir / "tuned"
-    folder.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for server, config in document.tuning.best.items():
-        entry = next(
-            (e for e in document.results if e.server == server and e.config == config), None
-        )
-        found = next(
-            c for c in document.tuning.candidates if c.server == server and c.config == config
-        )
-        command = entry.command.get("server") if entry is not None else None
-        deploy_file = command.config_file if command else None
-        native = None
-        if deploy_file and Path(deploy_file).exists():
-            lines = tuned_settings(server, found.workers, found.threads, found.knobs)
-            header = (
-                f"Tuned by djbench (runbench --tune, run {document.run_id}): the best of "
-                f"{sum(1 for c in document.tuning.candidates if c.server == server)} "
-                f"candidates by {document.tuning.objective} on that machine"
-            )
-            native = folder / server / Path(deploy_file).name
-            native.parent.mkdir(parents=True, exist_ok=True)
-            native.write_text(
-                tuned_file(Path(deploy_file).read_text(encoding="utf-8"), server, lines, header)
-            )
-        data = {
-            "server": server,
-            "config": config,
-            "workers": found.workers,
-            "threads": found.threads,
-            "knobs": found.knobs,
-            "objective": document.tuning.objective,
-            "rps_per_round": found.rps,
-            "command": command.shell if command else None,
-            "deploy_file": deploy_file,
-            "tuned_deploy_file": str(native) if native else None,
-            "rerun": f"python manage.py runbench --config-from {document.run_id}",
-        }
-        path = folder / f"{server}.json"
-        path.write_text(json.dumps(data, indent=2) + "\n")
-        written[server] = str(path)
-    return written
+class TuneMode(TimedMode):
+    """--tune: each server's best configuration, by successive halving or (with
+    --capacity or --objective capacity) by a capacity search per candidate."""
 
+    name = "tune"
 
-def configured(document: RunDocument, templates: list[Deployment]) -> list[Deployment]:
-    """--config-from: each server at the configuration a tuning run found best."""
-    if document.tuning is None or not document.tuning.best:
-        return []
-    found = []
-    for template in templates:
-        config = document.tuning.best.get(template.server.name)
-        if config is None:
-            continue
-        candidate = next(
-            c
-            for c in document.tuning.candidates
-            if c.server == template.server.name and c.config == config
-        )
-        found.append(
-            deployment(
-                template,
-                tuning.Candidate(
-                    candidate.workers, candidate.threads, tuple(candidate.knobs.items())
-                ),
-            )
-        )
-    return found
+    def chosen(self, opts: RunOptions) -> bool:
+        return opts.tune
+
+    def says_budget(self, opts: RunOptions) -> bool:
+        return not opts.capacity
+
+    def each_pair(self, opts: RunOptions, plan: Plan) -> str:
+        if opts.capacity:
+            return "a capacity search per candidate (screening, then finals)"
+        return "a trial per halving round"
+
+    def budget_line(self, opts: RunOptions) -> str:
+        minutes = f"budget {(opts.budget or 0) / 60:g} min"
+        if opts.capacity:
+            return f"; capacity at p99 <= {opts.slo_p99:g} ms, {minutes}"
+        return f"; {minutes} (then rounds for rankings still open)"
+
+    def _candidates(self, plan: Plan, selection: Selection) -> int:
+        cpus = max(1, len(selection.server_cpus))
+        return sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
+
+    def more(self, opts: RunOptions, plan: Plan, selection: Selection) -> list[str]:
+        return [
+            f"Tuning: {self._candidates(plan, selection)} candidate configuration(s) over "
+            f"{len(plan.deployments)} server(s), objective {opts.objective}"
+            + (f" with p99 <= {opts.slo_p99:g} ms" if opts.slo_p99 else "")
+            + f", budget {opts.tune_budget:.0f} s"
+        ]
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        count = self._candidates(plan, selection)
+        if opts.capacity:  # screening: a tick a candidate and scenario; finals: 2 a server
+            return (count + 2 * len(plan.deployments)) * len(plan.scenarios)
+        return 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
+
+    def run(self, ctx: Context) -> None:
+        o, plan = ctx.opts, ctx.plan
+        if o.capacity:
+            # --capacity's --budget is the whole command's: the search gets what is left
+            # of it when that is less than --tune-budget (it said 900 s under --budget 8m).
+            left = o.tune_budget if o.budget is None else ctx.deadline - time.monotonic()
+            tune_capacity.search(
+                ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
+                min(o.tune_budget, left), o.slo_p99 or 0.0,
+            )  # fmt: skip
+            return
+        search(
+            ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
+            o.tune_budget, o.objective, o.slo_p99,
+        )  # fmt: skip
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        print_capacity(console, document)
+        print_tuning(console, document)
+
+    def failures(self, document: RunDocument) -> list[PairResult]:
+        # A search's losing candidates may be invalid (uWSGI with one thread leaves
+        # connections hung): that is the search working. A server with no best, or a
+        # best that is invalid, is a failure.
+        bad = super().failures(document)
+        if document.tuning is None:
+            return bad
+        best = document.tuning.best
+        return [e for e in bad if e.server not in best or best[e.server] == e.config]

@@ -1,0 +1,115 @@
+"""The one shape of a runbench job (a mode): what it refuses, the line that says what
+it will do, how many steps its progress counts, what it runs and what it prints.
+
+A job is named in djbench.run.flags.JOBS (its switch, and what it takes there); its
+module under djbench.run.modes holds one subclass of :class:`Mode`. The timed jobs
+share the flow of djbench.run.session (its ``TimedMode``); --list, --verify-only and
+--matrix have their own ``main``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.console import Console
+
+from djbench.measure.drivers import Driver
+from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
+from djbench.results.model import PairResult, RunDocument
+from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.selection import Selection
+
+if TYPE_CHECKING:
+    from django.core.management.base import BaseCommand
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What this invocation does with the options (never saved with a run)."""
+
+    no_color: bool = False
+    # --resume: the run's saved document and file (its options are the run's own)
+    resumed: RunDocument | None = None
+    path: Path | None = None
+    # Stop after this many rounds (the file stays resumable): how --matrix interleaves
+    # its cells round by round, each round one runbench per cell.
+    until_round: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a timed job's ``run`` is given."""
+
+    project: Project
+    selection: Selection
+    opts: RunOptions
+    plan: Plan
+    recorder: Recorder
+    run_dir: Path
+    progress: Progress
+    started: float  # time.monotonic() when the command began
+    until_round: int | None
+
+    @property
+    def deadline(self) -> float:
+        """When --budget (the whole command's wall time) is spent."""
+        return self.started + (self.opts.budget or 0.0)
+
+
+class Mode:
+    """A job of runbench. The defaults are the plain run's."""
+
+    name: ClassVar[str]
+
+    @classmethod
+    def from_command(cls, options: Mapping[str, Any]) -> Mode:
+        """The job, given what only it reads of the command's options (the matrix's
+        settings); every other job reads the resolved RunOptions alone."""
+        return cls()
+
+    def says_budget(self, opts: RunOptions) -> bool:
+        """Whether a --budget line is printed after the rounds (a search budgets its own)."""
+        return True
+
+    def chosen(self, opts: RunOptions) -> bool:
+        """Whether resolved options (a resumed run's) ask for this job."""
+        return False
+
+    def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
+        """Refusals that need the selection or the driver, before any process starts
+        (those of a value alone are djbench.plan.runplan's, of a pairing the table's)."""
+
+    def each_pair(self, opts: RunOptions, plan: Plan) -> str:
+        """What every pair gets, for the run's plan line."""
+        return f"{plan.trials} trial(s)"
+
+    def budget_line(self, opts: RunOptions) -> str:
+        """What --budget buys, for the plan line (empty: nothing to say)."""
+        return ""
+
+    def more(self, opts: RunOptions, plan: Plan, selection: Selection) -> list[str]:
+        """Lines of the plan beyond the first (a tuning's candidates)."""
+        return []
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        """The progress bar's total."""
+        return plan.total_trials()
+
+    def run(self, ctx: Context) -> None:
+        raise NotImplementedError
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        """This job's own tables, after the results every run prints."""
+
+    def failures(self, document: RunDocument) -> list[PairResult]:
+        """The pairs whose failure fails the command (exit code 1)."""
+        return [e for e in document.results if e.status in ("failed", "invalid")]
+
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+        """The whole command; a one-line problem when something failed, else None (the
+        timed jobs': djbench.run.session.TimedMode)."""
+        raise NotImplementedError

@@ -1,0 +1,31 @@
+"""--soak DURATION: one long window per pair, memory, latency and worker restarts as a
+time series (djbench.measure.soak), memory growth per hour with its interval."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from djbench.measure.drivers import Driver
+from djbench.plan.options import OptionError
+from djbench.plan.runplan import RunOptions
+from djbench.reports.console import print_soak
+from djbench.results.model import RunDocument
+from djbench.run.modes.rounds import RoundsMode
+from djbench.run.selection import Selection
+
+
+class SoakMode(RoundsMode):
+    name = "soak"
+
+    def chosen(self, opts: RunOptions) -> bool:
+        return opts.soak is not None
+
+    def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
+        if not driver.time_series:
+            raise OptionError(
+                f"--soak needs the builtin driver (it reports the load as a time series); "
+                f"{driver.name} reports totals only: leave out --driver or use --driver builtin"
+            )
+
+    def present(self, console: Console, document: RunDocument) -> None:
+        print_soak(console, document)

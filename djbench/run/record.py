@@ -1,0 +1,178 @@
+"""What a run records of itself before its first trial: the results document (new, or a
+resumed run's with its set-up checked), its plan and environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from djbench.launch.servers import ServerSpec
+from djbench.measure import environment, hops, sampler
+from djbench.plan import scenarios
+from djbench.plan.options import OptionError
+from djbench.plan.runplan import RunOptions
+from djbench.results import store
+from djbench.results.model import AsgiHops, PlanRecord, RunDocument, ScenarioMeta
+from djbench.run import (
+    resume,
+)
+from djbench.run.runner import (
+    Plan,
+    new_run_id,
+)
+from djbench.run.selection import Selection
+
+
+def tools() -> dict[str, str | None]:
+    from djbench.launch.servers import executable_path
+
+    caddy = executable_path("caddy")
+    wrk = executable_path("wrk")
+    return {
+        "caddy": environment.tool_version([caddy, "version"]) if caddy else None,
+        "wrk": environment.tool_version([wrk, "--version"]) if wrk else None,
+    }
+
+
+def resumed(run_id: str, output: Path) -> tuple[RunDocument, RunOptions, Path]:
+    """The saved document and options of the run named by --resume."""
+    path = output / f"{run_id}.json"
+    try:
+        document = store.load(path)
+    except store.ResultsError as exc:
+        raise OptionError(f"--resume {run_id}: {exc}") from None
+    if document.kind != "benchmark":
+        raise OptionError(f"--resume: {path} is not a benchmark run")
+    if document.status == "complete":
+        raise OptionError(f"--resume: run {run_id} is already complete")
+    try:
+        opts = RunOptions.model_validate(document.plan.options)
+    except ValidationError:
+        raise OptionError(
+            f"--resume: {path} was written by an older djbench whose options cannot be "
+            "resumed; start a new run"
+        ) from None
+    return document, opts, path
+
+
+def open_document(
+    selection: Selection,
+    opts: RunOptions,
+    plan: Plan,
+    document: RunDocument | None,
+    path: Path | None,
+) -> tuple[RunDocument, Path]:
+    """The results document to record into and its file: a resumed run's (refused when
+    its plan changed), or a new one."""
+    if document is not None:
+        refuse_changed(document, selection, plan)
+    if document is None or path is None:
+        run_id = new_run_id()
+        path = Path(opts.output) / f"{run_id}.json"
+        document = new_document(run_id, selection, opts, plan)
+    return document, path
+
+
+def refuse_changed(document: RunDocument, selection: Selection, plan: Plan) -> None:
+    """A resumed run must find the set-up it started with (djbench.run.resume)."""
+    now = environment.collect(selection.project, {**tools(), "driver": plan.driver.version()})
+    problems = resume.environment_changes(document.environment, now)
+    problems += resume.scenario_changes(document, {s.name: s.fingerprint() for s in plan.scenarios})
+    if problems:
+        raise OptionError(resume.refusal(document.run_id, problems, "what it measures changed"))
+
+
+def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan) -> RunDocument:
+    return RunDocument(
+        run_id=run_id,
+        kind="benchmark",
+        status="running",
+        started=store.now(),
+        environment=environment.collect(
+            selection.project, {**tools(), "driver": plan.driver.version()}
+        ),
+        plan=plan_record(
+            selection,
+            opts,
+            plan.scenarios,
+            profile=opts.profile,
+            concurrency=plan.concurrency,
+            trials=plan.trials,
+            duration=plan.settings.duration,
+            warmup=plan.settings.warmup,
+            driver=plan.driver.name,
+            rate=plan.settings.rate,
+            loop="open" if plan.settings.rate else "closed",
+            keep_alive=True,
+            new_connection_every=plan.settings.new_connection_every,
+            observer_cpus=list(selection.driver_cpus),
+            memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
+            # Off during benchmarks for every server unless --recycle asks (see
+            # djbench.launch.servers.NO_RECYCLE).
+            worker_recycling_by_requests=any(
+                r is not None and r.max_requests is not None for r in opts.recycles()
+            ),
+            soak_s=opts.soak,
+            recycle=list(opts.recycle),
+            max_error_rate=plan.settings.max_error_rate,
+            ws_idle=plan.ws_idle,
+            seed=plan.seed,
+            order=[[d.label for d in r] for r in plan.rounds()],
+        ),
+        skipped=selection.skipped,
+    )
+
+
+def plan_record(
+    selection: Selection, opts: RunOptions, chosen: list[scenarios.Scenario], **fields: Any
+) -> PlanRecord:
+    """What every run records of its plan; `fields` add what a benchmark adds."""
+    return PlanRecord(
+        options=opts.model_dump(mode="json"),
+        servers=[s.name for s in selection.servers],
+        proxies=selection.proxies,
+        scenarios=scenario_meta(chosen, selection.servers),
+        scenario_file=str(selection.scenario_file.path),
+        workers=opts.workers,
+        threads=opts.threads,
+        server_cpus=list(selection.server_cpus),
+        driver_cpus=list(selection.driver_cpus),
+        pinning="taskset" if selection.server_cpus else None,
+        axes=opts.axes,
+        **fields,
+    )
+
+
+def scenario_meta(
+    chosen: list[scenarios.Scenario], servers: list[ServerSpec]
+) -> dict[str, ScenarioMeta]:
+    # Hops are counted by running this project's views in-process: for a --target (the
+    # stand-in spec "target") they would describe the local code, not the deployment.
+    asgi = any(s.interface == "asgi" and s.name != "target" for s in servers)
+    return {
+        s.name: ScenarioMeta(
+            fingerprint=s.fingerprint(),
+            method=s.request.method,
+            path=s.request.path,
+            kind=s.kind,
+            endpoint=s.endpoint,
+            workload=s.workload,
+            queries=s.expect.queries,
+            variant=s.variant,
+            asgi_hops=asgi_hops(s) if asgi and s.kind == "http" else None,
+        )
+        for s in chosen
+    }
+
+
+def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
+    """The scenario's thread hops under ASGI, counted in-process (djbench.measure.hops)."""
+    try:
+        return hops.count(scenario)
+    except Exception as exc:  # the project's own code ran: any failure is a sentence
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return AsgiHops(
+            counted=False, why=f"the request failed in-process: {type(exc).__name__}: {first}"
+        )

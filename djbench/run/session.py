@@ -1,0 +1,280 @@
+"""What every timed job shares: the refusals before anything starts, the results
+document and its recorder, signals and the watchdog, CPU pinning, progress, and the
+end (saved, printed, judged). A job's own part is its :class:`Mode` (djbench.run.modes).
+
+    check -> select -> refuse -> reap, watchdog -> plan -> record -> run -> finish
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, connections
+from rich.console import Console
+from rich.markup import escape
+
+from djbench.launch.process import pinned_self, reap, start_watchdog, terminate_on_signals
+from djbench.plan.options import OptionError
+from djbench.plan.project import Project
+from djbench.plan.runplan import RunOptions
+from djbench.reports.console import (
+    console_for,
+    print_held,
+    print_hops,
+    print_results,
+    print_skipped,
+)
+from djbench.reports.words import budget_text, say
+from djbench.results import store
+from djbench.results.model import PairResult
+from djbench.run import record, remote, resume, services, sessions, variants
+from djbench.run.modes.base import Context, Invocation, Mode
+from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
+from djbench.run.selection import (
+    Selection,
+    chosen_scenarios,
+    driver_for,
+    from_tuning,
+    load_settings,
+    loopback,
+    runnable,
+    select,
+    target_announcement,
+)
+
+
+class TimedMode(Mode):
+    """A job that loads servers: the shared flow, with its own part in ``run``."""
+
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+        return run_timed(command, self, opts, how)
+
+
+def resumed(run_id: str, asked: RunOptions, how: Invocation) -> tuple[RunOptions, Invocation]:
+    """--resume RUN_ID: the run's saved options and document, refused when the command
+    asked for other options or the services it ran with are missing."""
+    document, saved, path = record.resumed(run_id, Path(asked.output))
+    if conflicts := resume.option_conflicts(asked, saved):
+        raise OptionError(
+            resume.refusal(
+                run_id, conflicts, "it uses the run's own options, and these differ from them"
+            )
+        )
+    services.required_for_resume(run_id, saved)
+    # Found where it was asked; --no-setup may skip set-up commands run the first time.
+    opts = saved.model_copy(update={"output": asked.output, "setup": saved.setup and asked.setup})
+    return opts, dataclasses.replace(how, resumed=document, path=path)
+
+
+def begin(console: Console, opts: RunOptions) -> None:
+    """Once every refusal is behind: earlier runs' leftovers stopped, the watchdog on."""
+    for left in reap(Path(opts.output)):
+        console.print(f"[yellow]stopped[/] {escape(left)}: left running by an earlier runbench")
+    start_watchdog(Path(opts.output))
+
+
+def selected(opts: RunOptions) -> Selection:
+    """The selection, refused when nothing can run or the results cannot be written."""
+    if (problem := store.unwritable(Path(opts.output))) is not None:
+        raise OptionError(f"--output: {problem}")
+    selection = select(opts)
+    if not selection.servers:
+        raise CommandError(
+            "no server to run: " + "; ".join(f"{k} {say(v)}" for k, v in selection.skipped.items())
+        )
+    return selection
+
+
+def setup_project(command: BaseCommand, project: Project) -> None:
+    for argv in project.setup_commands:
+        try:
+            call_command(*argv, stdout=command.stdout, stderr=command.stderr)
+        except (CommandError, DatabaseError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise CommandError(f"setup command {' '.join(argv)!r} failed: {first}") from None
+    connections.close_all()  # servers open their own; keep no SQLite lock here
+
+
+def planned(
+    mode: Mode, opts: RunOptions, selection: Selection, console: Console
+) -> tuple[Plan, list[PairResult]]:
+    """The plan of a timed job, and the pairs it refuses (recorded, not run)."""
+    driver = driver_for(opts)
+    remote.check(opts, driver.name, loopback)
+    chosen = chosen_scenarios(selection, opts, driver.name)
+    mode.check(opts, selection, driver)
+    assert opts.seed is not None
+    to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
+    if opts.config_from is not None:
+        to_run = from_tuning(opts, to_run, console)
+    plan = Plan(
+        deployments=to_run,
+        scenarios=chosen,
+        concurrency=opts.concurrency,
+        trials=opts.trials,
+        settings=load_settings(opts, selection),
+        driver=driver,
+        health_path=selection.scenario_file.health_path,
+        ws_idle=opts.ws_idle,
+        seed=opts.seed,
+    )
+    refused = variants.refused_entries(
+        not_run, chosen, list(plan.concurrency), refused_why, driver.name
+    )
+    return plan, refused
+
+
+def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocation) -> str | None:
+    started = time.monotonic()
+    if opts.seed is None:
+        opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
+    selection = selected(opts)
+    console = console_for(command.stdout, no_color=how.no_color)
+    plan, refused = planned(mode, opts, selection, console)
+    begin(console, opts)
+    print_skipped(console, selection.skipped)
+    if opts.setup and opts.target is None:  # a target's data is its own
+        setup_project(command, selection.project)
+    if opts.target is not None:
+        console.print(escape(target_announcement(opts, plan)))
+    plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
+    document, path = record.open_document(selection, opts, plan, how.resumed, how.path)
+    document.status = "running"
+    known = {e.label for e in document.results}  # a resumed run has them already
+    document.results += [e for e in refused if e.label not in known]
+    recorder = Recorder(path, document)
+    recorder.save()
+    total = announce(console, mode, opts, selection, plan, document.run_id, how.until_round)
+    run_dir = Path(opts.output) / document.run_id
+    with (
+        interrupted_says(recorder, Path(opts.output)),
+        terminate_on_signals(),
+        pinned_self(selection.driver_cpus),
+        progress_bar(console, total) as progress,
+        remote.master_for(opts, plan, run_dir, selection.driver_cpus, console) as ready,
+    ):
+        ctx = Context(
+            selection.project, selection, opts, ready, recorder, run_dir, progress,
+            started, how.until_round,
+        )  # fmt: skip
+        mode.run(ctx)
+        if opts.budget is not None and how.until_round is None and mode.says_budget(opts):
+            console.print(escape(budget_text(document.plan)))
+    if how.until_round is not None and how.until_round < plan.trials:
+        pause(console, recorder, how.until_round, Path(opts.output))
+        return None
+    return finish(console, mode, recorder, run_dir)
+
+
+@contextlib.contextmanager
+def interrupted_says(recorder: Recorder, output: Path) -> Iterator[None]:
+    """A full disk or ^C: every server is stopped already; say how to finish."""
+    run_id, path = recorder.document.run_id, recorder.path
+    resume = f"manage.py runbench --resume {run_id} --output {output}"
+    try:
+        yield
+    except SaveFailed as exc:
+        raise CommandError(
+            f"could not save the results ({exc}); every server was stopped; the file "
+            f"holds the trials saved before; when there is room again: {resume}",
+            returncode=1,
+        ) from None
+    except KeyboardInterrupt:
+        recorder.document.status = "interrupted"
+        with contextlib.suppress(SaveFailed):  # the last good file stands; say the rest
+            recorder.save()
+        raise CommandError(
+            f"interrupted; every server was stopped; results so far in {path}; "
+            f"finish with: {resume}",
+            returncode=130,
+        ) from None
+
+
+def pause(console: Console, recorder: Recorder, at: int, output: Path) -> None:
+    """--until-round: the run stops after that round, saved as interrupted."""
+    recorder.document.status = "interrupted"
+    recorder.save()
+    console.print(
+        escape(
+            f"Paused after round {at} of {recorder.document.plan.trials}: {recorder.path}; "
+            f"continue with manage.py runbench --resume {recorder.document.run_id} "
+            f"--output {output}"
+        )
+    )
+
+
+def announce(
+    console: Console,
+    mode: Mode,
+    opts: RunOptions,
+    selection: Selection,
+    plan: Plan,
+    run_id: str,
+    until_round: int | None,
+) -> int:
+    """The run's plan in one line (the job says what each pair gets); the progress
+    bar's total."""
+    every = opts.new_connection_every
+    line = (
+        f"Run {run_id}: {len(plan.deployments)} deployment(s) x {len(plan.scenarios)} "
+        f"scenario(s) x {len(plan.concurrency)} concurrency level(s) x "
+        f"{mode.each_pair(opts, plan)}; driver {plan.driver.name}"
+        + (f" (a new connection every {every} answer(s))" if every else "")
+        + f"; {opts.duration:g}s windows after {opts.warmup:g}s "
+        f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
+        f"{list(selection.driver_cpus) or 'unpinned'}"
+        + ("" if opts.budget is None or until_round is not None else mode.budget_line(opts))
+    )
+    for text in (line, *mode.more(opts, plan, selection)):
+        console.print(escape(text))
+    return mode.ticks(opts, plan, selection)
+
+
+def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> str | None:
+    """The run complete: saved, every table printed; what failed, in one sentence."""
+    document = recorder.document
+    document.status = "complete"
+    document.finished = store.now()
+    recorder.save()
+    print_results(console, document)
+    mode.present(console, document)
+    print_held(console, document)
+    print_hops(console, document)
+    console.print(escape(f"Results: {recorder.path}\nLogs: {run_dir / 'logs'}"))
+    bad = mode.failures(document)
+    return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, total: int) -> Iterator[Progress]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    with Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("starting", total=total)
+
+        def advance(n: int, label: str) -> None:
+            bar.update(task, advance=n, description=escape(label) if label else None)
+
+        yield Progress(advance=advance, say=lambda m: bar.console.print(escape(m)))
