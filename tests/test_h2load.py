@@ -118,12 +118,13 @@ def test_hypercorns_http1_status_line_is_a_sentence_not_an_empty_window() -> Non
 def test_h2load_http1_is_refused_before_a_server_that_closes_every_connection() -> None:
     from djbench.launch.live import Deployment
     from djbench.launch.servers import SERVERS
+    from djbench.measure.drivers import DRIVERS
     from djbench.reports.words import say
     from djbench.run.variants import driver_refused
 
     sync = Deployment(server=SERVERS["gunicorn-sync"])
-    refused = driver_refused(sync, "h2load")
+    refused = driver_refused(sync, DRIVERS["h2load"])
     assert refused is not None and "never ends against gunicorn-sync" in say(refused)
-    assert driver_refused(sync, "builtin") is None
-    assert driver_refused(dataclasses.replace(sync, proxy="caddy"), "h2load") is None
-    assert driver_refused(Deployment(server=SERVERS["uvicorn"]), "h2load") is None
+    assert driver_refused(sync, DRIVERS["builtin"]) is None
+    assert driver_refused(dataclasses.replace(sync, proxy="caddy"), DRIVERS["h2load"]) is None
+    assert driver_refused(Deployment(server=SERVERS["uvicorn"]), DRIVERS["h2load"]) is None

@@ -25,7 +25,7 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.run.matrix_cells import inputs
+from djbench.run.matrix_build import inputs
 
 # --- parsing and planning ----------------------------------------------------------------
 
@@ -176,7 +176,7 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
             stdout=out,
         )
     text = out.getvalue()
-    [path] = (tmp_path / "out").glob("matrix-*/matrix_axes.json")
+    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
     document = store.load_matrix(path)
     cells = {c.label: c for c in document.cells}
     bad = cells["django=99.0"]
@@ -353,7 +353,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         timeout=900,
         check=False,
     )
-    [path] = (tmp_path / "out").glob("matrix-*/matrix_axes.json")
+    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
     document = store.load_matrix(path)
     for cell in document.cells:
         if cell.reason:
@@ -376,7 +376,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
     # The two runs answered alike: the regression is speed, not a changed answer.
     assert verdict.shape_changes == []
-    # The worktrees were removed: the user's repository keeps no trace of the matrix_axes.
+    # The worktrees were removed: the user's repository keeps no trace of the matrix.
     listed = (
         subprocess.run(
             ["git", "worktree", "list"], cwd=root, capture_output=True, text=True, check=True
@@ -393,7 +393,8 @@ def test_a_round_that_does_not_run_fails_its_cell(tmp_path: Path) -> None:
     """A cell's runbench that exits 2 (a refusal: the checkout changed under --resume, a
     bad option) did not run its round: the cell fails, it does not go on short of trials."""
     from djbench.results.model import MatrixCell
-    from djbench.run.matrix_cells import CellState, run_round
+    from djbench.run.matrix_build import CellState
+    from djbench.run.matrix_cells import run_round
 
     fake = tmp_path / "python"
     fake.write_text(
@@ -419,7 +420,8 @@ def test_a_round_that_crashed_or_saved_nothing_fails_its_cell(tmp_path: Path) ->
     """The likeliest upgrade failure: the project no longer imports under the new Django.
     runbench then exits 1 after a traceback and saves no results; that is no round."""
     from djbench.results.model import MatrixCell
-    from djbench.run.matrix_cells import CellState, run_round
+    from djbench.run.matrix_build import CellState
+    from djbench.run.matrix_cells import run_round
 
     fake = tmp_path / "python"
     fake.write_text(

@@ -38,12 +38,15 @@ def test_the_protocol_is_part_of_the_label() -> None:
 
 
 def test_what_cannot_be_spoken_is_refused_before_the_server_starts() -> None:
+    from djbench.measure.drivers import DRIVERS
     from djbench.run.variants import driver_refused
 
     spec = SERVERS["uvicorn"]
 
     def code(proxy: str, protocol: str) -> str | None:
-        found = driver_refused(Deployment(server=spec, proxy=proxy, protocol=protocol), "h2load")
+        found = driver_refused(
+            Deployment(server=spec, proxy=proxy, protocol=protocol), DRIVERS["h2load"]
+        )
         return found.code if found else None
 
     assert code("caddy", "h2") == "h2_needs_tls"
@@ -52,7 +55,7 @@ def test_what_cannot_be_spoken_is_refused_before_the_server_starts() -> None:
     # Direct h2 is the server's own TLS: judged by the server's answer once started
     # (Uvicorn has TLS, not HTTP/2), refused at once where it has no TLS at all.
     assert code("none", "h2") is None
-    uwsgi = driver_refused(Deployment(server=SERVERS["uwsgi"], protocol="h2"), "h2load")
+    uwsgi = driver_refused(Deployment(server=SERVERS["uwsgi"], protocol="h2"), DRIVERS["h2load"])
     assert uwsgi is not None and uwsgi.code == "no_own_tls"
     assert "no HTTP/2" in words.say(uwsgi)
 

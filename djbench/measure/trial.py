@@ -29,7 +29,7 @@ from djbench.launch.process import (
     pinned,
 )
 from djbench.measure import machine, soak
-from djbench.measure.drivers import DRIVERS, Driver, DriverError, LoadResult, LoadSpec, h2load
+from djbench.measure.drivers import DEFAULT, DRIVERS, Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.base import (
     WINDOW_MARKER,
     WS_MARKER,
@@ -52,9 +52,6 @@ from djbench.results.model import (
 
 DRAIN_SECONDS = 0.1  # wrk: let the warm-up's sockets close before wrk connects
 WATCH_INTERVAL = 0.01  # how often the driver's output is read for its window's edges
-# Drivers that run their own warm-up before their window, in the same run, and print
-# the window's edges (builtin: until throughput settles; Locust: a fixed warm-up).
-OWN_WINDOW = ("builtin", "locust")
 WINDOW_EDGE_LIMIT = 0.03  # wrk: flag a window whose end may have cut more than this share
 
 
@@ -299,16 +296,15 @@ def _run_driver(
         ran = drive(argv, {}, cpus, log, timeout, window)
         return _parse_ws(ran.output), ran
     spec = load_spec(live, scenario, connections, duration, settings, warmup)
-    announces = driver.name in OWN_WINDOW
-    if driver.name == "h2load":
-        timeout = h2load.time_limit(duration, warmup)
+    announces = driver.own_window  # its own warm-up, and its window's edges printed
+    timeout = driver.time_limit(duration, warmup, timeout)
     argv, env = driver.argv(spec), driver.env(spec)
     try:
         ran = drive(argv, env, cpus, log, timeout, window, announces)
     except DriverError:
-        if driver.name != "h2load" or not log.exists():
+        why = driver.stalled(log.read_text(errors="replace"), connections) if log.exists() else None
+        if why is None:
             raise
-        why = h2load.stalled(log.read_text(errors="replace"), connections)
         raise DriverError(why) from None
     return driver.parse(ran.output), ran
 
@@ -365,9 +361,7 @@ def driver_loops(driver_name: str, settings: LoadSettings) -> int:
     """How many cores the driver can use at once: the builtin driver is one event loop;
     wrk one per thread (one per driver CPU); Locust one per worker process."""
     cpus = len(settings.driver_cpus) or (os.cpu_count() or 1)
-    if driver_name == "builtin":
-        return 1
-    return max(1, cpus)
+    return DRIVERS[driver_name].event_loops(cpus)
 
 
 def _locust_workers_busy(result: LoadResult) -> list[Notice]:
@@ -395,7 +389,7 @@ def warnings_for(
     closed_loop: bool,
     warmup: Warmup | None = None,
     loops: int = 1,
-    driver_name: str = "builtin",
+    driver_name: str = DEFAULT.name,
 ) -> list[Notice]:
     found = []
     # Saturation is judged per event loop: the builtin driver is one loop, so it is
@@ -581,7 +575,7 @@ def run_trial(
     progress line at every memory reading.
     """
     slug = f"{live.deployment.slug}-{scenario.name}-c{connections}"
-    same_process = driver.name in OWN_WINDOW and scenario.kind != "websocket"
+    same_process = driver.own_window and scenario.kind != "websocket"
     warmup: Warmup | None = None
     if settings.warmup > 0 and not same_process:
         warmup = _warm_up(driver, live, scenario, connections, settings, log_dir / slug)
@@ -707,7 +701,7 @@ def _warm_up(
     its warm-up in the same process as its window), then a pause for the server to drain."""
     websocket = scenario.kind == "websocket"
     warmed, _ = _run_driver(
-        driver if websocket else DRIVERS["builtin"],
+        driver if websocket else DEFAULT,
         live,
         scenario,
         connections,

@@ -146,15 +146,6 @@ class RunOptions(BaseModel):
         return bool(self.scenarios)
 
 
-def check_search(options: dict[str, Any], flag: str) -> None:
-    """--capacity needs the open-loop driver. (What a search chooses itself, and so
-    refuses, is the option table's: djbench.run.flags.)"""
-    if flag == "--capacity" and (options.get("driver") or "auto") not in ("auto", "builtin"):
-        raise OptionError(
-            "--capacity needs an open-loop driver: the builtin one (leave out --driver)"
-        )
-
-
 def tune_objective(options: dict[str, Any]) -> str:
     """--objective, for --tune only; `--capacity --tune` tunes by capacity."""
     given = options.get("objective")
@@ -178,8 +169,6 @@ def churn_kinds(options: dict[str, Any]) -> list[str]:
     wrong = [k for k in kinds if k not in CHURN_KINDS]
     if wrong or not kinds:
         raise OptionError(f"--churn takes {', '.join(CHURN_KINDS)} (comma-separated), got {raw!r}")
-    if (options.get("driver") or "auto") not in ("auto", "builtin"):
-        raise OptionError("--churn needs the builtin driver (open loop, in slices)")
     return list(dict.fromkeys(kinds))
 
 
@@ -293,10 +282,7 @@ def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
     if slo is not None and slo <= 0:
         raise OptionError("--slo-p99 takes milliseconds above 0")
     if options.get("capacity") or objective == "capacity":
-        check_search(options, "--capacity")
         slo = CAPACITY_SLO_MS if slo is None else slo
-    if options.get("sweep"):
-        check_search(options, "--sweep")
     if options.get("tune") and proxies_of(options) != ["none"]:
         raise OptionError("--tune searches one deployment per server: leave out --proxy caddy")
     return objective, slo
@@ -381,11 +367,6 @@ def protocols_of(options: dict[str, Any]) -> list[str]:
     wrong = [p for p in chosen if p not in PROTOCOLS]
     if wrong:
         raise OptionError(f"--protocol takes {', '.join(PROTOCOLS)}, got {wrong[0]!r}")
-    driver = options.get("driver") or "auto"
-    if set(chosen) - {"h1"} and driver not in ("auto", "h2load"):
-        raise OptionError(
-            "--protocol h2/h2c needs --driver h2load or auto (the other drivers speak HTTP/1.1)"
-        )
     return list(dict.fromkeys(chosen))
 
 
@@ -397,11 +378,6 @@ def new_connection_every(options: dict[str, Any]) -> int | None:
         return None
     if every < 1:
         raise OptionError("--new-connection-every takes a whole number of at least 1")
-    if (options.get("driver") or "auto") not in ("auto", "builtin"):
-        raise OptionError(
-            "--new-connection-every is the builtin driver's: leave out --driver (wrk, "
-            "h2load and Locust keep their connections)"
-        )
     if set(split_list(options.get("protocol")) or ["h1"]) != {"h1"}:
         raise OptionError(
             "--new-connection-every speaks HTTP/1.1 (the builtin driver): leave out "

@@ -17,14 +17,15 @@ documentation:
 The search is successive halving (Jamieson and Talwalkar, 2016): every surviving
 candidate gets one more trial a round, interleaved, and the better half by the
 objective goes on, so trials go where the answer is still open. Pure functions here;
-the runs are :mod:`djbench.run.tune`'s.
+the runs are :mod:`djbench.run.modes.tune`'s; each server's space is a fact of its
+registry entry (:class:`Space`).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -43,55 +44,52 @@ class Candidate:
         return ",".join(parts)
 
 
-def _grid(
-    workers: Sequence[int], threads: Sequence[int | None] = (None,), **knob: Sequence[str]
-) -> list[Candidate]:
-    [(name, values)] = knob.items() if knob else [("", ("",))]
+@dataclass(frozen=True)
+class Space:
+    """A server's tuning facts, held by its registry entry (djbench.launch.servers):
+    the layouts searched and the one its documentation recommends. Worker counts are
+    written (per CPU, plus) so that one entry serves every CPU budget."""
+
+    workers: tuple[tuple[int, int], ...] = ((1, 0), (2, 0))  # (per CPU, plus): k, 2k
+    threads: tuple[int | None, ...] = (None,)
+    knob: tuple[str, tuple[str, ...]] | None = None  # one server knob and its values
+    layout: tuple[int, int] = (1, 0)  # --workers auto: (per CPU, plus)
+    layout_threads: int | None = None
+    # A thread holds one keep-alive connection (uWSGI's http-socket): --workers auto
+    # gives enough threads for the run's concurrency, at least layout_threads.
+    thread_per_connection: bool = False
+
+
+PER_CPU = Space()  # one and two processes per CPU, each server's own defaults
+ONE_PROCESS = Space(workers=((0, 1),), layout=(0, 1))  # nothing to search at any budget
+
+
+def space(facts: Space, cpus: int) -> list[Candidate]:
+    """The candidates searched for a server with these facts and `cpus` CPUs (1 when
+    unpinned)."""
+    k = max(1, cpus)
+    counts = dict.fromkeys(per * k + plus for per, plus in facts.workers)
+    name, values = facts.knob or ("", ("",))
     return [
         Candidate(w, t, ((name, v),) if name else ())
-        for w in dict.fromkeys(workers)
-        for t in threads
+        for w in counts
+        for t in facts.threads
         for v in values
     ]
 
 
-def space(server: str, cpus: int) -> list[Candidate]:
-    """The candidates searched for `server` with `cpus` CPUs (1 when unpinned)."""
-    k = max(1, cpus)
-    two = (k, 2 * k)
-    spaces: dict[str, Callable[[], list[Candidate]]] = {
-        "uwsgi": lambda: _grid(two, (1, 8, 32)),
-        "gunicorn-sync": lambda: _grid((k, 2 * k + 1, 4 * k + 1)),
-        "gunicorn-gthread": lambda: _grid(two, (4, 16, 32)),
-        "gunicorn-gevent": lambda: _grid(two, worker_connections=("100", "1000")),
-        "gunicorn-uvicorn": lambda: _grid(two),
-        "gunicorn-asgi": lambda: _grid(two),
-        "uvicorn": lambda: _grid(two),
-        "uvicorn-h11": lambda: _grid(two),
-        "hypercorn": lambda: _grid(two),
-        "hypercorn-uvloop": lambda: _grid(two),
-        "granian-wsgi": lambda: _grid(two, (1, 4, 16)),
-        "granian-asgi": lambda: _grid(two, runtime_threads=("1", "2")),
-        "daphne": lambda: [Candidate(1)],
-    }
-    return spaces[server]() if server in spaces else [Candidate(k)]
-
-
-def recommended(server: str, cpus: int, concurrency: int = 1) -> Candidate:
-    """`--workers auto`: the layout each server's documentation recommends for `cpus`,
+def recommended(facts: Space, cpus: int, concurrency: int = 1) -> Candidate:
+    """`--workers auto`: the layout the server's documentation recommends for `cpus`,
     made to serve the run's `concurrency` where the server holds a thread per keep-alive
     connection (uWSGI's http-socket: 8 threads per core left 24 of 32 connections
     waiting, and the pair was excluded as under-served)."""
     k = max(1, cpus)
-    layouts = {
-        "gunicorn-sync": Candidate(2 * k + 1),  # Gunicorn's docs: (2 x $num_cores) + 1
-        "gunicorn-gthread": Candidate(2 * k + 1, 4),
-        "gunicorn-gevent": Candidate(2 * k + 1),
-        "uwsgi": Candidate(k, max(8, math.ceil(concurrency / k))),
-        "granian-wsgi": Candidate(k, 4),
-        "daphne": Candidate(1),
-    }
-    return layouts.get(server, Candidate(k))
+    per, plus = facts.layout
+    workers = per * k + plus
+    threads = facts.layout_threads
+    if facts.thread_per_connection:
+        threads = max(threads or 1, math.ceil(concurrency / workers))
+    return Candidate(workers, threads)
 
 
 @dataclass
@@ -124,7 +122,7 @@ def survivors(standings: list[Standing], objective: str, slo_p99: float | None) 
     return alive[: max(1, math.ceil(len(standings) / 2))] if alive else ranked[:1]
 
 
-# "capacity" is not a score of this halving: djbench.run.tunecapacity searches by it
+# "capacity" is not a score of this halving: djbench.run.modes.tune_capacity searches by it
 OBJECTIVES = ("rps", "rps-per-100mb", "capacity")
 
 

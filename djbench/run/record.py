@@ -10,30 +10,27 @@ from pydantic import ValidationError
 
 from djbench.launch.servers import ServerSpec
 from djbench.measure import environment, hops, sampler
+from djbench.measure.drivers import DRIVERS
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.results.model import AsgiHops, PlanRecord, RunDocument, ScenarioMeta
-from djbench.run import (
-    resume,
-)
-from djbench.run.runner import (
-    Plan,
-    new_run_id,
-)
+from djbench.run import resume
+from djbench.run.gates import new_run_id
+from djbench.run.runner import Plan
 from djbench.run.selection import Selection
 
 
 def tools() -> dict[str, str | None]:
+    """The versions of the external tools a run may use: Caddy, and the load drivers
+    whose registry entry says so (records_version)."""
     from djbench.launch.servers import executable_path
 
     caddy = executable_path("caddy")
-    wrk = executable_path("wrk")
-    return {
-        "caddy": environment.tool_version([caddy, "version"]) if caddy else None,
-        "wrk": environment.tool_version([wrk, "--version"]) if wrk else None,
-    }
+    found = {"caddy": environment.tool_version([caddy, "version"]) if caddy else None}
+    found |= {name: d.version() for name, d in DRIVERS.items() if d.records_version}
+    return found
 
 
 def resumed(run_id: str, output: Path) -> tuple[RunDocument, RunOptions, Path]:
@@ -149,8 +146,8 @@ def scenario_meta(
     chosen: list[scenarios.Scenario], servers: list[ServerSpec]
 ) -> dict[str, ScenarioMeta]:
     # Hops are counted by running this project's views in-process: for a --target (the
-    # stand-in spec "target") they would describe the local code, not the deployment.
-    asgi = any(s.interface == "asgi" and s.name != "target" for s in servers)
+    # stand-in spec) they would describe the local code, not the deployment.
+    asgi = any(s.interface == "asgi" and s.started_here for s in servers)
     return {
         s.name: ScenarioMeta(
             fingerprint=s.fingerprint(),

@@ -17,18 +17,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from djbench.measure.drivers import Driver, having
 from djbench.measure.drivers.locustmaster import MasterError, lasting_master, parse_bind
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.run.runner import Plan
 
 
-def check(opts: RunOptions, driver: str, loopback: Callable[[str], bool]) -> None:
+def check(opts: RunOptions, driver: Driver, loopback: Callable[[str], bool]) -> None:
     """One line for a combination that cannot work; `loopback` judges an address."""
     bind = opts.locust_master_bind
     if bind is not None:
-        if driver != "locust":
-            raise OptionError("--locust-master-bind is for --driver locust")
+        if not driver.worker_processes:
+            raise OptionError(f"--locust-master-bind is for --driver {having('worker_processes')}")
         try:
             host, _ = parse_bind(bind)
         except ValueError as exc:

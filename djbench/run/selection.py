@@ -18,7 +18,7 @@ from djbench.launch.process import (
 )
 from djbench.launch.proxy import PROXIES, caddy_missing
 from djbench.launch.servers import SERVERS, ServerSpec
-from djbench.measure.drivers import DRIVERS, Driver, DriverError, pick
+from djbench.measure.drivers import DRIVERS, Driver, DriverError, having, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
 from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
@@ -195,13 +195,15 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
     # run's highest concurrency.
     cpus, most = cpu_count(selection.server_cpus), max(opts.concurrency)
     return [
-        deployment(d, tuning.recommended(d.server.name, cpus, most)) if d.server.multi_worker else d
+        deployment(d, tuning.recommended(d.server.tuning, cpus, most))
+        if d.server.multi_worker
+        else d
         for d in every
     ]
 
 
 def runnable(
-    selection: Selection, opts: RunOptions, console: Console, driver: str = "builtin"
+    selection: Selection, opts: RunOptions, console: Console, driver: Driver | None = None
 ) -> tuple[list[Deployment], list[Deployment], dict[variants.Variant, str]]:
     """(deployments to run, deployments not run, why their variant was refused)."""
     every = deployments(selection, opts)
@@ -226,16 +228,28 @@ def runnable(
 
 
 def driver_for(opts: RunOptions) -> Driver:
-    """--driver, or with auto the builtin driver (h2load when HTTP/2 is asked)."""
+    """--driver, or with auto the builtin driver (the HTTP/2 one when HTTP/2 is asked),
+    refused when it cannot do what the options ask of it."""
+    http2 = opts.protocols != ["h1"]
     try:
-        http2 = opts.driver == "auto" and opts.protocols != ["h1"]
-        return pick("h2load" if http2 else opts.driver, needs_rate=opts.rate is not None)
+        driver = pick(opts.driver, needs_rate=opts.rate is not None, http2=http2)
     except KeyError:
         raise OptionError(
             f"unknown driver {opts.driver!r}; valid: auto, {', '.join(DRIVERS)}"
         ) from None
     except DriverError as exc:
         raise OptionError(str(exc)) from None
+    if http2 and not driver.http2:
+        raise OptionError(
+            f"--protocol h2/h2c needs --driver {having('http2')} or auto (the other drivers "
+            "speak HTTP/1.1)"
+        )
+    if opts.new_connection_every and not driver.reconnects:
+        raise OptionError(
+            f"--new-connection-every is the {having('reconnects')} driver's: leave out "
+            f"--driver ({driver.name} keeps its connections)"
+        )
+    return driver
 
 
 def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
@@ -253,9 +267,7 @@ def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
     )
 
 
-def chosen_scenarios(
-    selection: Selection, opts: RunOptions, driver: str
-) -> list[scenarios.Scenario]:
+def chosen_scenarios(selection: Selection, opts: RunOptions) -> list[scenarios.Scenario]:
     """The scenarios to run: as given, else the profile's set; a soak's own."""
     chosen = selection.scenarios
     default_set = selection.scenario_file.profiles.get(opts.profile)
@@ -263,11 +275,6 @@ def chosen_scenarios(
         chosen = selection.scenario_file.select(default_set)
     if opts.soak is not None:
         chosen = soak_scenarios(selection, opts, chosen)
-        if driver != "builtin":
-            raise OptionError(
-                f"--soak needs the builtin driver (it reports the load as a time series); "
-                f"{driver} reports totals only: leave out --driver or use --driver builtin"
-            )
     return chosen
 
 

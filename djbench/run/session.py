@@ -107,11 +107,11 @@ def planned(
 ) -> tuple[Plan, list[PairResult]]:
     """The plan of a timed job, and the pairs it refuses (recorded, not run)."""
     driver = driver_for(opts)
-    remote.check(opts, driver.name, loopback)
-    chosen = chosen_scenarios(selection, opts, driver.name)
+    remote.check(opts, driver, loopback)
+    chosen = chosen_scenarios(selection, opts)
     mode.check(opts, selection, driver)
     assert opts.seed is not None
-    to_run, not_run, refused_why = runnable(selection, opts, console, driver.name)
+    to_run, not_run, refused_why = runnable(selection, opts, console, driver)
     if opts.config_from is not None:
         to_run = from_tuning(opts, to_run, console)
     plan = Plan(
@@ -125,9 +125,7 @@ def planned(
         ws_idle=opts.ws_idle,
         seed=opts.seed,
     )
-    refused = variants.refused_entries(
-        not_run, chosen, list(plan.concurrency), refused_why, driver.name
-    )
+    refused = variants.refused_entries(not_run, chosen, list(plan.concurrency), refused_why, driver)
     return plan, refused
 
 

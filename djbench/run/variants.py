@@ -14,10 +14,11 @@ import subprocess
 import sys
 
 from djbench.launch.live import Deployment
+from djbench.measure.drivers import DRIVERS, Driver
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice, PairResult
-from djbench.run.runner import new_pair
+from djbench.run.gates import new_pair
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -91,7 +92,7 @@ def recycle_refused(deployment: Deployment) -> str | None:
     return deployment.server.recycling(deployment.recycle, deployment.workers).refused
 
 
-def driver_refused(deployment: Deployment, driver: str) -> Notice | None:
+def driver_refused(deployment: Deployment, driver: Driver | None) -> Notice | None:
     """Why the load cannot be spoken to this deployment's front end (None: it can),
     known before it starts: h2 is HTTP/2 over TLS (Caddy's, or the server's own when
     direct, where it has one) and h2c in clear (issue 27); and
@@ -112,11 +113,11 @@ def driver_refused(deployment: Deployment, driver: str) -> Notice | None:
     if deployment.protocol == "h2c" and tls:
         return Notice(code="h2c_is_cleartext")
     direct_h1 = deployment.protocol == "h1" and deployment.proxy == "none"
-    if driver == "h2load" and direct_h1 and not spec.keep_alive:
+    if driver is not None and driver.needs_keep_alive and direct_h1 and not spec.keep_alive:
+        others = " or ".join(n for n, d in DRIVERS.items() if not d.needs_keep_alive)
         message = (
-            f"h2load's HTTP/1.1 run never ends against {spec.name}, which closes every "
-            "connection; measure HTTP/1.1 here with the builtin driver or wrk, or "
-            "behind --proxy caddy"
+            f"{driver.name}'s HTTP/1.1 run never ends against {spec.name}, which closes "
+            f"every connection; measure HTTP/1.1 here with {others}, or behind --proxy caddy"
         )
         return Notice(code="driver_refused", params={"message": message})
     return None
@@ -127,7 +128,7 @@ def refused_entries(
     scenarios: list[Scenario],
     concurrency: list[int | None],
     why: dict[Variant, str],
-    driver: str = "builtin",
+    driver: Driver | None = None,
 ) -> list[PairResult]:
     """`incompatible` pairs for every deployment whose variant the settings refused, or
     whose server cannot recycle as asked."""

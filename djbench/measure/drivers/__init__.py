@@ -17,9 +17,14 @@ DRIVERS: dict[str, Driver] = {
     "locust": LocustDriver(),
     "h2load": H2loadDriver(),
 }
+DEFAULT = DRIVERS["builtin"]  # what --driver auto means over HTTP/1.1 (see pick)
+HTTP2 = DRIVERS["h2load"]  # ... and when HTTP/2 is asked: the one that speaks it
+# The independent reference benchcalibrate holds the others against: a C generator
+# whose numbers people know, run as a plain subprocess (djbench.measure.calibrate).
+REFERENCE = DRIVERS["wrk"]
 
 
-def pick(name: str, needs_rate: bool = False) -> Driver:
+def pick(name: str, needs_rate: bool = False, http2: bool = False) -> Driver:
     """The driver for --driver NAME; 'auto' is the builtin driver.
 
     The builtin driver is the default because its windows are steady-state (warm-up and
@@ -30,9 +35,9 @@ def pick(name: str, needs_rate: bool = False) -> Driver:
     at a few hundred req/s that is 5-15% of a 1-3 s window (measured; the trial reports
     the bound). Both reach far beyond Django here (benchcalibrate: ~58-62k req/s).
     """
-    if name == "auto":
-        return DRIVERS["builtin"]
-    driver = DRIVERS[name]
+    if name == "auto" and not http2:
+        return DEFAULT
+    driver = HTTP2 if name == "auto" else DRIVERS[name]
     if not driver.available():
         raise DriverError(f"the {name} driver is not available here: {driver.install_hint}")
     if needs_rate and not driver.open_loop:
@@ -40,4 +45,20 @@ def pick(name: str, needs_rate: bool = False) -> Driver:
     return driver
 
 
-__all__ = ["DRIVERS", "Driver", "DriverError", "LoadResult", "LoadSpec", "pick"]
+def having(capability: str) -> str:
+    """The drivers that have a capability, named for a refusal: "builtin", "wrk or h2load"."""
+    return " or ".join(n for n, d in DRIVERS.items() if getattr(d, capability))
+
+
+__all__ = [
+    "DEFAULT",
+    "DRIVERS",
+    "HTTP2",
+    "REFERENCE",
+    "Driver",
+    "DriverError",
+    "LoadResult",
+    "LoadSpec",
+    "having",
+    "pick",
+]

@@ -103,24 +103,66 @@ class LoadResult:
 
 
 class Driver(Protocol):
-    """A load driver. Its capabilities are attributes, read by callers instead of its
-    name: ``open_loop`` (a fixed offered rate, latency from each request's due time),
-    ``time_series`` (the load in slices through one window: --soak, --churn)."""
+    """A load driver. What it can do is an attribute, read by callers instead of its
+    name (which only the registry, djbench.measure.drivers, compares)."""
 
     name: str
-    open_loop: bool
-    time_series: bool
     install_hint: str
+    open_loop: bool  # a fixed offered rate, latency from each request's due time
+    time_series: bool  # the load in slices through one window (--soak, --churn)
+    http2: bool  # speaks HTTP/2 (h2, h2c); the others speak HTTP/1.1
+    reconnects: bool  # can close a connection after its Nth answer (--new-connection-every)
+    worker_processes: bool  # its own worker processes, here or remote (Locust's)
+    own_window: bool  # warms up and prints its window's edges in the same run
+    # Its timed HTTP/1.1 run never ends against a server that closes every connection.
+    needs_keep_alive: bool
+    extra: str | None  # the pyproject extra that installs it (None: nothing to add)
+    records_version: bool  # an external tool whose version every results file records
 
     def available(self) -> bool: ...
 
     def version(self) -> str | None: ...
+
+    def event_loops(self, driver_cpus: int) -> int:
+        """How many cores it can use at once, given so many driver CPUs."""
+        ...
+
+    def time_limit(self, duration: float, warmup: float, default: float) -> float:
+        """How long one run may take before it is stalled."""
+        ...
+
+    def stalled(self, log: str, connections: int) -> str | None:
+        """Why a run its time limit ended did not end by itself (None: no reading)."""
+        ...
 
     def argv(self, spec: LoadSpec) -> list[str]: ...
 
     def env(self, spec: LoadSpec) -> dict[str, str]: ...
 
     def parse(self, stdout: str) -> LoadResult: ...
+
+
+class Defaults:
+    """What most drivers are: closed loop, HTTP/1.1 with keep-alive, one loop per CPU."""
+
+    open_loop = False
+    time_series = False
+    http2 = False
+    reconnects = False
+    worker_processes = False
+    own_window = False
+    needs_keep_alive = False
+    extra: str | None = None
+    records_version = False
+
+    def event_loops(self, driver_cpus: int) -> int:
+        return max(1, driver_cpus)
+
+    def time_limit(self, duration: float, warmup: float, default: float) -> float:
+        return default
+
+    def stalled(self, log: str, connections: int) -> str | None:
+        return None
 
 
 def marked_json(output: str, marker: str, who: str) -> dict[str, Any]:

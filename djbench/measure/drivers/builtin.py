@@ -7,6 +7,7 @@ import sys
 from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
 from djbench.measure.drivers.base import (
     SERIES_MARKER,
+    Defaults,
     LoadResult,
     LoadSpec,
     marked_json,
@@ -14,11 +15,16 @@ from djbench.measure.drivers.base import (
 )
 
 
-class BuiltinDriver:
+class BuiltinDriver(Defaults):
     name = "builtin"
     open_loop = True
     time_series = True
+    reconnects = True
+    own_window = True
     install_hint = "it ships with djbench (needs uvloop, httptools, hdrhistogram)"
+
+    def event_loops(self, driver_cpus: int) -> int:
+        return 1  # one event loop
 
     def available(self) -> bool:
         return True

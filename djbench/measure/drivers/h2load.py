@@ -35,6 +35,7 @@ import subprocess
 from hdrh.histogram import HdrHistogram
 
 from djbench.measure.drivers.base import (
+    Defaults,
     DriverError,
     LoadResult,
     LoadSpec,
@@ -79,11 +80,17 @@ MAIN = re.compile(r"and (?P<value>[\d.]+)(?P<unit>ms|s|m) of main duration")
 PROTOCOL = re.compile(r"Application protocol: (?P<name>\S+)")
 
 
-class H2loadDriver:
+class H2loadDriver(Defaults):
     name = "h2load"
-    open_loop = False
-    time_series = False
+    http2 = True
+    needs_keep_alive = True
     install_hint = "install h2load (Debian/Ubuntu: apt-get install nghttp2-client)"
+
+    def time_limit(self, duration: float, warmup: float, default: float) -> float:
+        return time_limit(duration, warmup)
+
+    def stalled(self, log: str, connections: int) -> str | None:
+        return stalled(log, connections)
 
     def available(self) -> bool:
         return shutil.which("h2load") is not None

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from djbench.measure.drivers.base import DriverError, LoadResult, LoadSpec, marked_json
+from djbench.measure.drivers.base import Defaults, DriverError, LoadResult, LoadSpec, marked_json
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 MARKER = "DJBENCH-LOCUST "
@@ -47,10 +47,11 @@ def spawn_rate(users: int, warmup: float) -> float:
     return max(float(users), users / (RAMP_SHARE * warmup))
 
 
-class LocustDriver:
+class LocustDriver(Defaults):
     name = "locust"
-    open_loop = False
-    time_series = False
+    worker_processes = True
+    own_window = True
+    extra: str | None = "locust"
     install_hint = 'pip install "djbench[locust]"'
 
     def available(self) -> bool:

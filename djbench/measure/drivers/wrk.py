@@ -15,17 +15,16 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from djbench.measure.drivers.base import LoadResult, LoadSpec, marked_json
+from djbench.measure.drivers.base import Defaults, LoadResult, LoadSpec, marked_json
 
 SCRIPT = Path(__file__).with_name("wrk_report.lua")
 MARKER = "DJBENCH-WRK "
 STATUS_MARKER = "DJBENCH-WRK-STATUS "
 
 
-class WrkDriver:
+class WrkDriver(Defaults):
     name = "wrk"
-    open_loop = False
-    time_series = False
+    records_version = True
     install_hint = "install wrk (Debian/Ubuntu: apt-get install wrk)"
 
     def available(self) -> bool:

@@ -18,6 +18,8 @@ from typing import Literal
 from rich.console import Console
 
 from djbench.launch.live import LiveServer
+from djbench.measure.drivers import Driver, having
+from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
@@ -135,6 +137,13 @@ class CapacityMode(TimedMode):
 
     def says_budget(self, opts: RunOptions) -> bool:
         return False
+
+    def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
+        if not driver.open_loop:
+            raise OptionError(
+                f"--capacity needs an open-loop driver: the {having('open_loop')} one (leave "
+                "out --driver)"
+            )
 
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
         return "a search per pair"

@@ -36,7 +36,9 @@ import psutil
 from rich.console import Console
 
 from djbench.launch.live import Deployment, LiveServer
+from djbench.measure.drivers import Driver, having
 from djbench.measure.trial import TimedEvent
+from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.plan.runplan import RunOptions
@@ -223,6 +225,12 @@ class ChurnMode(TimedMode):
 
     def chosen(self, opts: RunOptions) -> bool:
         return bool(opts.churn)
+
+    def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
+        if not (driver.open_loop and driver.time_series):
+            raise OptionError(
+                f"--churn needs the {having('time_series')} driver (open loop, in slices)"
+            )
 
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
         return f"a window per event ({', '.join(opts.churn)})"

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 from rich.console import Console
 
+from djbench.measure.drivers import DRIVERS
 from djbench.plan import scenarios
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
@@ -31,6 +32,14 @@ def list_all(console: Console, opts: RunOptions) -> None:
     try:
         file = scenarios.load(path)
     except scenarios.ScenarioError as exc:
-        print_list(console, [], str(path), problem=str(exc))
+        print_list(console, [], str(path), drivers(), problem=str(exc))
         return
-    print_list(console, list(file.scenarios), str(file.path))
+    print_list(console, list(file.scenarios), str(file.path), drivers())
+
+
+def drivers() -> dict[str, str]:
+    """Each load driver, and whether it can run here (or what installs it)."""
+    return {
+        name: "available" if d.available() else f"not available: {d.install_hint}"
+        for name, d in DRIVERS.items()
+    }

@@ -22,7 +22,7 @@ from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_matrix_result
 from djbench.results import decide, store
-from djbench.run import matrix_cells
+from djbench.run import matrix_build, matrix_cells, matrix_verdicts
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.selection import select
@@ -55,7 +55,7 @@ class MatrixAsk:
         )
 
 
-def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_cells.Settings:
+def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
     """The matrix's settings from what was asked, each checked with one sentence."""
     axes = matrix_plan.parse(ask.axes)
     budget = parse_duration("--budget", ask.budget or MATRIX_BUDGET)
@@ -76,7 +76,7 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_cells.Settings:
             f"--matrix --trials {rounds}: a paired verdict needs at least {decide.MIN_ROUNDS} "
             "rounds (leave out --trials to run until every pair is decided)"
         )
-    return matrix_cells.Settings(
+    return matrix_build.Settings(
         axes=axes,
         base=ask.base,
         python=ask.python,
@@ -89,7 +89,7 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_cells.Settings:
     )
 
 
-def round_estimate(opts: RunOptions, settings: matrix_cells.Settings) -> float:
+def round_estimate(opts: RunOptions, settings: matrix_build.Settings) -> float:
     """Seconds one round should take: every server's part in every cell (planning)."""
     cells = len(matrix_plan.cells(settings.axes))
     per_unit = matrix_cells.STARTUP_S + len(opts.scenarios or [None, None, None]) * len(
@@ -98,7 +98,7 @@ def round_estimate(opts: RunOptions, settings: matrix_cells.Settings) -> float:
     return cells * max(1, len(settings.servers)) * per_unit
 
 
-def check_reachable(opts: RunOptions, settings: matrix_cells.Settings) -> None:
+def check_reachable(opts: RunOptions, settings: matrix_build.Settings) -> None:
     """Refuse, before anything is built, a budget that cannot buy the fewest rounds a
     verdict needs."""
     each = round_estimate(opts, settings)
@@ -153,7 +153,7 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
         )
     print_matrix_result(console, document)
     console.print(escape(f"Matrix: {path}"))
-    return matrix_cells.problem(document)
+    return matrix_verdicts.problem(document)
 
 
 class MatrixMode(Mode):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from djbench.measure.drivers import Driver
+from djbench.measure.drivers import Driver, having
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.reports.console import print_soak
@@ -23,8 +23,8 @@ class SoakMode(RoundsMode):
     def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
         if not driver.time_series:
             raise OptionError(
-                f"--soak needs the builtin driver (it reports the load as a time series); "
-                f"{driver.name} reports totals only: leave out --driver or use --driver builtin"
+                f"--soak needs the {having('time_series')} driver (it reports the load as a "
+                f"time series); {driver.name} reports totals only: leave out --driver"
             )
 
     def present(self, console: Console, document: RunDocument) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 
 from djbench.launch.live import Deployment
+from djbench.measure.drivers import Driver
 from djbench.plan import tuning
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
@@ -31,6 +32,7 @@ from djbench.results.analysis import left_unserved
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
 from djbench.run.modes import tune_capacity
 from djbench.run.modes.base import Context
+from djbench.run.modes.capacity import CapacityMode
 from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
 from djbench.run.selection import Selection, deployment
 from djbench.run.session import TimedMode
@@ -85,7 +87,7 @@ def search(
     started = time.monotonic()
     stop_at = started + budget_s
     template_of = {t.server.name: t for t in templates}
-    spaces = {name: tuning.space(name, cpus) for name in template_of}
+    spaces = {name: tuning.space(t.server.tuning, cpus) for name, t in template_of.items()}
 
     def measure(
         round_index: int, keys: list[tuning.Key]
@@ -218,6 +220,10 @@ class TuneMode(TimedMode):
     def says_budget(self, opts: RunOptions) -> bool:
         return not opts.capacity
 
+    def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
+        if opts.capacity:
+            CapacityMode().check(opts, selection, driver)
+
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
         if opts.capacity:
             return "a capacity search per candidate (screening, then finals)"
@@ -231,7 +237,7 @@ class TuneMode(TimedMode):
 
     def _candidates(self, plan: Plan, selection: Selection) -> int:
         cpus = max(1, len(selection.server_cpus))
-        return sum(len(tuning.space(d.server.name, cpus)) for d in plan.deployments)
+        return sum(len(tuning.space(d.server.tuning, cpus)) for d in plan.deployments)
 
     def more(self, opts: RunOptions, plan: Plan, selection: Selection) -> list[str]:
         return [

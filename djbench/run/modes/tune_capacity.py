@@ -87,7 +87,7 @@ def search(
 
 def _interleaved(templates: list[Deployment], cpus: int) -> list[Deployment]:
     """Every server's candidates, first of each server, then second of each, ..."""
-    spaces = [[deployment(t, c) for c in tuning.space(t.server.name, cpus)] for t in templates]
+    spaces = [[deployment(t, c) for c in tuning.space(t.server.tuning, cpus)] for t in templates]
     longest = max((len(s) for s in spaces), default=0)
     return [s[i] for i in range(longest) for s in spaces if i < len(s)]
 

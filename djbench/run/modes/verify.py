@@ -16,9 +16,9 @@ from djbench.reports.console import console_for, print_gate, print_hops, print_m
 from djbench.results import store
 from djbench.results.model import RunDocument
 from djbench.run import sessions, variants
+from djbench.run.gates import GateResult, gate_entries, new_run_id, run_gates
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.record import plan_record, tools
-from djbench.run.runner import GateResult, gate_entries, new_run_id, run_gates
 from djbench.run.selection import runnable
 from djbench.run.session import begin, selected, setup_project
 

@@ -1,0 +1,149 @@
+"""A version matrix judged: each pair's paired rounds compared with the base cell's
+(djbench.results.decide), the verdicts and what failed, in one sentence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from djbench.reports.compare import Comparison, compare
+from djbench.results import decide, store
+from djbench.results.analysis import load_cell
+from djbench.results.model import MatrixDocument, MatrixPair, MatrixVerdict
+from djbench.run.matrix_build import CellState, Settings
+
+
+def shapes(run_file: str) -> dict[str, str]:
+    """The verify gate's answer shape per (server label, scenario) of a cell's run."""
+    document = store.load(Path(run_file))
+    return {
+        f"{e.label} {e.scenario}": e.verify.shape
+        for e in document.results
+        if e.verify is not None and e.verify.status == "ok"
+    }
+
+
+def _named(result: Comparison, verdict: str) -> list[str]:
+    """Pairs with that verdict, each with the metrics that gave it."""
+    found = []
+    for pair in result.pairs:
+        if pair.verdict != verdict:
+            continue
+        # The change as NEW/BASE - 1 (p99 +23%: latency rose), whatever the direction.
+        metrics = [
+            f"{m.metric} {(m.ratio or 1) - 1:+.1%} (p={_p(m.p_adjusted, m.p_value)})"
+            for m in pair.metrics
+            if m.verdict == verdict
+        ]
+        found.append(f"{pair.label} {pair.scenario} c{pair.concurrency}: {', '.join(metrics)}")
+    return found
+
+
+def _p(adjusted: float | None, raw: float | None) -> str:
+    value = adjusted if adjusted is not None else raw
+    return "?" if value is None else f"{value:.3g}"
+
+
+def cell_run(state: CellState) -> Path | None:
+    return Path(state.record.run_files[0]) if state.record.run_files else None
+
+
+def verdicts(
+    states: list[CellState], base: CellState, settings: Settings, level: float | None = None
+) -> list[MatrixVerdict]:
+    """Each cell against the base, paired by round, at this look's `level`."""
+    found: list[MatrixVerdict] = []
+    if base.record.status != "ok" or not base.record.run_files:
+        return found
+    base_run = load_cell([Path(f) for f in base.record.run_files], base.record.label)
+    base_shapes = {k: v for f in base.record.run_files for k, v in shapes(f).items()}
+    for state in states:
+        if state is base or state.record.status != "ok" or not state.record.run_files:
+            continue
+        result = compare(
+            base_run,
+            load_cell([Path(f) for f in state.record.run_files], state.record.label),
+            threshold=settings.threshold,
+            alpha=settings.alpha,
+            paired=True,
+            level=level,
+        )
+        theirs = {k: v for f in state.record.run_files for k, v in shapes(f).items()}
+        changed = [
+            f"{key}: {base_shapes[key]} -> {theirs[key]}"
+            for key in sorted(set(base_shapes) & set(theirs))
+            if base_shapes[key] != theirs[key]
+        ]
+        found.append(_verdict(state, base, result, changed))
+    return found
+
+
+def _verdict(
+    state: CellState, base: CellState, result: Comparison, changed: list[str]
+) -> MatrixVerdict:
+    return MatrixVerdict(
+        cell=state.record.label,
+        base=base.record.label,
+        counts=result.counts(),
+        pairs=[
+            MatrixPair(
+                label=p.label,
+                scenario=p.scenario,
+                concurrency=p.concurrency,
+                verdict=p.verdict,
+                metrics={
+                    m.metric: (
+                        f"x{m.ratio:.3f}"
+                        + (f" [{m.ci[0]:.3f}-{m.ci[1]:.3f}]" if m.ci else "")
+                        + f" p={_p(m.p_adjusted, m.p_value)}"
+                        if m.ratio is not None
+                        else m.note or "-"
+                    )
+                    for m in p.metrics
+                },
+                reasons=list(p.reasons),
+            )
+            for p in result.pairs
+        ],
+        worse=_named(result, "worse"),
+        better=_named(result, "better"),
+        shape_changes=changed,
+        plan_differences=result.plan_differences,
+        decided=result.decided(),
+        level=result.level,
+        rounds=max((m.n_base for p in result.pairs for m in p.metrics), default=0),
+    )
+
+
+@dataclass
+class Looks:
+    """Where alpha stands: rounds done, the horizon the budget allows, the last look."""
+
+    alpha: float
+    most: int | None = None  # fixed after the pilot round (or --trials)
+    previous: int | None = None
+
+    def level(self, done: int, final: bool) -> float:
+        """What a look after `done` rounds may spend; the final look spends the rest."""
+        assert self.most is not None
+        level = decide.look_alpha(self.alpha, done, self.most, self.previous, final)
+        self.previous = done
+        return level
+
+
+def problem(document: MatrixDocument) -> str | None:
+    """The one-line reason for exit code 1, or None."""
+    worse = sum(len(v.worse) for v in document.verdicts)
+    shapes_changed = sum(len(v.shape_changes) for v in document.verdicts)
+    failed = [c.label for c in document.cells if c.status != "ok"]
+    parts = []
+    if worse:
+        parts.append(f"{worse} pair(s) got worse")
+    if shapes_changed:
+        parts.append(f"{shapes_changed} answer(s) changed shape")
+    if failed:
+        parts.append(f"cell(s) {', '.join(failed)} could not run")
+    base = next((c for c in document.cells if c.label == document.base), None)
+    if base is not None and base.status != "ok":
+        parts.append(f"the base cell {base.label} did not run: nothing was compared")
+    return "; ".join(parts) or None
