@@ -123,7 +123,7 @@ def reference() -> str:
     lines = [
         "# runbench options",
         "",
-        "Generated from `djbench/run/flags.py`, the table runbench's parser is built from:",
+        "Generated from `djbench/run/flags/`, the table runbench's parser is built from:",
         f"`{REFERENCE_COMMAND}`.",
         "An option given to a job that does not take it, or without the option it needs,",
         "is a one-line error (exit code 2) before anything starts.",
