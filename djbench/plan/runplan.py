@@ -15,17 +15,22 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from djbench.plan.jobplans import (
+    CAPACITY_SLO_MS,
+    GROWTH_THRESHOLD_MB_H,
+    CapacityPlan,
+    ChurnPlan,
+    JobPlan,
+    RoundsPlan,
+    SoakPlan,
+    SweepPlan,
+    TunePlan,
+)
 from djbench.plan.options import OptionError, positive_ints, redact, split_list
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 from djbench.plan.tuning import OBJECTIVES
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
-# A soak's memory "grows" only when its trend is significant and above this (MB/h):
-# below it, an allocator's drift over minutes (djbench.results.stats.trend).
-GROWTH_THRESHOLD_MB_H = 10.0
-# --capacity without --slo-p99: 100 ms, the response time users start to notice (the
-# usual web performance budget); --tune keeps no target unless one is given.
-CAPACITY_SLO_MS = 100.0
 # --churn: a steady open-loop load under every server's capacity measured here on
 # health-sync (the slowest, Uvicorn's one process, ~300 req/s at p99 <= 100 ms), one
 # window per kind of event, a third of it steady before the event
@@ -101,21 +106,10 @@ class RunOptions(BaseModel):
     # the leader of its process tree on this machine (memory is sampled only then).
     target: str | None = None
     target_pid: int | None = None
-    # --tune: a bounded search for each server's best configuration (djbench.plan.tuning)
-    tune: bool = False
-    tune_budget: float = 900.0
-    objective: str = "rps"
-    slo_p99: float | None = None
     config_from: str | None = None  # a tuning run whose best configurations to rerun
     workers_auto: bool = False  # --workers auto: each server's recommended layout
-    soak: float | None = None
-    # --capacity: every pair's highest offered rate within --slo-p99 (djbench.run.capacity)
-    capacity: bool = False
-    # --sweep: every pair's closed-loop req/s against concurrency, doubling (run.sweep)
-    sweep: bool = False
-    # --churn: events (reload, kill-worker, recycle) under a steady load (run.churn)
-    churn: list[str] = []
-    soak_threshold: float = GROWTH_THRESHOLD_MB_H  # MB/h: a soak's memory "grows" only beyond it
+    # The job and its own options (djbench.plan.jobplans): a plain run's by default.
+    job: JobPlan = RoundsPlan()
     # --recycle: worker-recycling settings (labels, djbench.plan.recycle); empty: not
     # given, every server's recycling off as in any benchmark.
     recycle: list[str] = []
@@ -144,6 +138,11 @@ class RunOptions(BaseModel):
     @property
     def scenarios_given(self) -> bool:
         return bool(self.scenarios)
+
+    @property
+    def soak_s(self) -> float | None:
+        """A soak's window (None: not a soak): the one job field other parts read."""
+        return self.job.seconds if isinstance(self.job, SoakPlan) else None
 
 
 def tune_objective(options: dict[str, Any]) -> str:
@@ -255,23 +254,35 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         axes=axes,
         **remote_options(options),
         target=target_url(options.get("target")),
-        tune=tune,
-        tune_budget=parse_duration("--tune-budget", str(options.get("tune_budget") or "15m")),
-        objective=objective,
-        slo_p99=slo,
         config_from=options.get("config_from"),
         workers_auto=workers_auto,
         target_pid=options.get("target_pid"),
-        soak=soak_s,
-        capacity=bool(options.get("capacity")) or objective == "capacity",
-        sweep=bool(options.get("sweep")),
-        churn=churn_kinds(options),
-        soak_threshold=soak_threshold(options),
+        job=job_plan(options, soak_s, objective, slo),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
         budget=plain_budget(options, defaults, tune=tune),
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
     )
+
+
+def job_plan(
+    options: dict[str, Any], soak_s: float | None, objective: str, slo: float | None
+) -> JobPlan:
+    """The job's own options, checked (which job: the first switch in the table's
+    precedence, djbench.run.flags.JOBS: tune, churn, capacity, sweep, soak)."""
+    threshold = soak_threshold(options)
+    if options.get("tune"):
+        budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
+        return TunePlan(budget_s=budget, objective=objective, slo_p99=slo)
+    if options.get("churn") is not None:
+        return ChurnPlan(kinds=churn_kinds(options))
+    if options.get("capacity"):
+        return CapacityPlan(slo_p99=CAPACITY_SLO_MS if slo is None else slo)
+    if options.get("sweep"):
+        return SweepPlan()
+    if soak_s is not None:
+        return SoakPlan(seconds=soak_s, growth_threshold=threshold)
+    return RoundsPlan()
 
 
 def search_options(options: dict[str, Any]) -> tuple[str, float | None]:

@@ -55,7 +55,7 @@ STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (pl
 def cell_timeout(opts: RunOptions) -> float:
     """How long one cell's round may take before it is killed: generous (40x) against
     the plan's size (servers x scenarios x concurrency levels x one window)."""
-    per_window = (opts.soak or opts.duration) + opts.warmup + 5
+    per_window = (opts.soak_s or opts.duration) + opts.warmup + 5
     windows = max(1, len(opts.servers)) * (len(opts.scenarios) or 3) * len(opts.concurrency)
     return max(CELL_TIMEOUT_FLOOR, 40 * per_window * windows)
 

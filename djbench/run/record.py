@@ -111,7 +111,7 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             worker_recycling_by_requests=any(
                 r is not None and r.max_requests is not None for r in opts.recycles()
             ),
-            soak_s=opts.soak,
+            soak_s=opts.soak_s,
             recycle=list(opts.recycle),
             max_error_rate=plan.settings.max_error_rate,
             ws_idle=plan.ws_idle,

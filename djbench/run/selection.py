@@ -21,6 +21,7 @@ from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, having, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
+from djbench.plan.jobplans import GROWTH_THRESHOLD_MB_H, SoakPlan
 from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
 from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
@@ -260,8 +261,10 @@ def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
         driver_cpus=selection.driver_cpus,
         rate=opts.rate,
         max_error_rate=opts.max_error_rate,
-        series=None if opts.soak is None else soak_interval(opts.soak),
-        growth_threshold=opts.soak_threshold,
+        series=None if opts.soak_s is None else soak_interval(opts.soak_s),
+        growth_threshold=(
+            opts.job.growth_threshold if isinstance(opts.job, SoakPlan) else GROWTH_THRESHOLD_MB_H
+        ),
         driver_workers=remote.driver_workers(opts),
         new_connection_every=opts.new_connection_every,
     )
@@ -273,7 +276,7 @@ def chosen_scenarios(selection: Selection, opts: RunOptions) -> list[scenarios.S
     default_set = selection.scenario_file.profiles.get(opts.profile)
     if not opts.scenarios_given and default_set:
         chosen = selection.scenario_file.select(default_set)
-    if opts.soak is not None:
+    if opts.soak_s is not None:
         chosen = soak_scenarios(selection, opts, chosen)
     return chosen
 

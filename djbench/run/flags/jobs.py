@@ -67,7 +67,7 @@ JOB_FLAGS: tuple[Flag, ...] = (
         frozenset({"soak"}),
         metavar="DURATION",
         example="1m",
-        cell=lambda o: _g(o.soak),
+        cell=lambda o: _g(o.soak_s),
     ),
     Flag(
         "resume",

@@ -37,7 +37,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
         LOAD,
         TIMED - {"soak"},
         float,
-        cell=lambda o: None if o.soak is not None else _g(o.duration),
+        cell=lambda o: None if o.soak_s is not None else _g(o.duration),
     ),
     Flag(
         "warmup",

@@ -76,8 +76,8 @@ class Mode:
         return True
 
     def chosen(self, opts: RunOptions) -> bool:
-        """Whether resolved options (a resumed run's) ask for this job."""
-        return False
+        """Whether resolved options (a resumed run's) ask for this job: they name it."""
+        return opts.job.job == self.name
 
     def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
         """Refusals that need the selection or the driver, before any process starts

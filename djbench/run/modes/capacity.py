@@ -19,6 +19,7 @@ from rich.console import Console
 
 from djbench.launch.live import LiveServer
 from djbench.measure.drivers import Driver, having
+from djbench.plan.jobplans import CapacityPlan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
@@ -127,13 +128,15 @@ def _said(found: Capacity) -> str:
     return f"no capacity found ({found.stopped or 'no rate passed'})"
 
 
+def plan_of(opts: RunOptions) -> CapacityPlan:
+    assert isinstance(opts.job, CapacityPlan), opts.job
+    return opts.job
+
+
 class CapacityMode(TimedMode):
     """--capacity: every pair's highest offered rate within --slo-p99."""
 
     name = "capacity"
-
-    def chosen(self, opts: RunOptions) -> bool:
-        return opts.capacity
 
     def says_budget(self, opts: RunOptions) -> bool:
         return False
@@ -149,13 +152,14 @@ class CapacityMode(TimedMode):
         return "a search per pair"
 
     def budget_line(self, opts: RunOptions) -> str:
-        return f"; capacity at p99 <= {opts.slo_p99:g} ms, budget {(opts.budget or 0) / 60:g} min"
+        slo = plan_of(opts).slo_p99
+        return f"; capacity at p99 <= {slo:g} ms, budget {(opts.budget or 0) / 60:g} min"
 
     def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
         return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
 
     def run(self, ctx: Context) -> None:
-        slo = ctx.opts.slo_p99 or 0.0
+        slo = plan_of(ctx.opts).slo_p99
         run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, slo, ctx.deadline)
 
     def present(self, console: Console, document: RunDocument) -> None:

@@ -38,6 +38,7 @@ from rich.console import Console
 from djbench.launch.live import Deployment, LiveServer
 from djbench.measure.drivers import Driver, having
 from djbench.measure.trial import TimedEvent
+from djbench.plan.jobplans import ChurnPlan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
@@ -218,13 +219,15 @@ def _said(record: Churn) -> str:
     )
 
 
+def kinds_of(opts: RunOptions) -> list[str]:
+    assert isinstance(opts.job, ChurnPlan), opts.job
+    return opts.job.kinds
+
+
 class ChurnMode(TimedMode):
     """--churn: events under a steady open-loop load, one window per event."""
 
     name = "churn"
-
-    def chosen(self, opts: RunOptions) -> bool:
-        return bool(opts.churn)
 
     def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
         if not (driver.open_loop and driver.time_series):
@@ -233,7 +236,7 @@ class ChurnMode(TimedMode):
             )
 
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
-        return f"a window per event ({', '.join(opts.churn)})"
+        return f"a window per event ({', '.join(kinds_of(opts))})"
 
     def budget_line(self, opts: RunOptions) -> str:
         minutes = (opts.budget or 0) / 60
@@ -245,7 +248,7 @@ class ChurnMode(TimedMode):
     def run(self, ctx: Context) -> None:
         o = ctx.opts
         run(
-            ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, o.churn,
+            ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, kinds_of(o),
             o.rate or CHURN_RATE, o.duration, ctx.deadline,
         )  # fmt: skip
 

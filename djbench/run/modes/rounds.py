@@ -15,9 +15,6 @@ from djbench.run.session import TimedMode
 class RoundsMode(TimedMode):
     name = "rounds"
 
-    def chosen(self, opts: RunOptions) -> bool:
-        return True  # what no other job's options ask for
-
     def budget_line(self, opts: RunOptions) -> str:
         return f"; budget {(opts.budget or 0) / 60:g} min (then rounds for rankings still open)"
 

@@ -17,9 +17,6 @@ from djbench.run.selection import Selection
 class SoakMode(RoundsMode):
     name = "soak"
 
-    def chosen(self, opts: RunOptions) -> bool:
-        return opts.soak is not None
-
     def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
         if not driver.time_series:
             raise OptionError(

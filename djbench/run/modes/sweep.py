@@ -63,9 +63,6 @@ class SweepMode(TimedMode):
 
     name = "sweep"
 
-    def chosen(self, opts: RunOptions) -> bool:
-        return opts.sweep
-
     def says_budget(self, opts: RunOptions) -> bool:
         return False
 

@@ -24,6 +24,7 @@ from rich.console import Console
 from djbench.launch.live import Deployment
 from djbench.measure.drivers import Driver
 from djbench.plan import tuning
+from djbench.plan.jobplans import TunePlan
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
@@ -208,31 +209,33 @@ def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> O
     return "undecided" if measured else "unmeasured"
 
 
+def plan_of(opts: RunOptions) -> TunePlan:
+    assert isinstance(opts.job, TunePlan), opts.job
+    return opts.job
+
+
 class TuneMode(TimedMode):
     """--tune: each server's best configuration, by successive halving or (with
     --capacity or --objective capacity) by a capacity search per candidate."""
 
     name = "tune"
 
-    def chosen(self, opts: RunOptions) -> bool:
-        return opts.tune
-
     def says_budget(self, opts: RunOptions) -> bool:
-        return not opts.capacity
+        return not plan_of(opts).by_capacity
 
     def check(self, opts: RunOptions, selection: Selection, driver: Driver) -> None:
-        if opts.capacity:
+        if plan_of(opts).by_capacity:
             CapacityMode().check(opts, selection, driver)
 
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
-        if opts.capacity:
+        if plan_of(opts).by_capacity:
             return "a capacity search per candidate (screening, then finals)"
         return "a trial per halving round"
 
     def budget_line(self, opts: RunOptions) -> str:
         minutes = f"budget {(opts.budget or 0) / 60:g} min"
-        if opts.capacity:
-            return f"; capacity at p99 <= {opts.slo_p99:g} ms, {minutes}"
+        if plan_of(opts).by_capacity:
+            return f"; capacity at p99 <= {plan_of(opts).slo_p99:g} ms, {minutes}"
         return f"; {minutes} (then rounds for rankings still open)"
 
     def _candidates(self, plan: Plan, selection: Selection) -> int:
@@ -242,31 +245,33 @@ class TuneMode(TimedMode):
     def more(self, opts: RunOptions, plan: Plan, selection: Selection) -> list[str]:
         return [
             f"Tuning: {self._candidates(plan, selection)} candidate configuration(s) over "
-            f"{len(plan.deployments)} server(s), objective {opts.objective}"
-            + (f" with p99 <= {opts.slo_p99:g} ms" if opts.slo_p99 else "")
-            + f", budget {opts.tune_budget:.0f} s"
+            f"{len(plan.deployments)} server(s), objective {plan_of(opts).objective}"
+            + (f" with p99 <= {plan_of(opts).slo_p99:g} ms" if plan_of(opts).slo_p99 else "")
+            + f", budget {plan_of(opts).budget_s:.0f} s"
         ]
 
     def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
         count = self._candidates(plan, selection)
-        if opts.capacity:  # screening: a tick a candidate and scenario; finals: 2 a server
+        if plan_of(
+            opts
+        ).by_capacity:  # screening: a tick a candidate and scenario; finals: 2 a server
             return (count + 2 * len(plan.deployments)) * len(plan.scenarios)
         return 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
 
     def run(self, ctx: Context) -> None:
-        o, plan = ctx.opts, ctx.plan
-        if o.capacity:
+        o, plan, job = ctx.opts, ctx.plan, plan_of(ctx.opts)
+        if job.by_capacity:
             # --capacity's --budget is the whole command's: the search gets what is left
             # of it when that is less than --tune-budget (it said 900 s under --budget 8m).
-            left = o.tune_budget if o.budget is None else ctx.deadline - time.monotonic()
+            left = job.budget_s if o.budget is None else ctx.deadline - time.monotonic()
             tune_capacity.search(
                 ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
-                min(o.tune_budget, left), o.slo_p99 or 0.0,
+                min(job.budget_s, left), job.slo_p99 or 0.0,
             )  # fmt: skip
             return
         search(
             ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
-            o.tune_budget, o.objective, o.slo_p99,
+            job.budget_s, job.objective, job.slo_p99,
         )  # fmt: skip
 
     def present(self, console: Console, document: RunDocument) -> None:

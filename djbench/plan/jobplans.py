@@ -1,0 +1,79 @@
+"""Each job's own resolved options, one model per job, told apart by ``job``.
+
+:class:`~djbench.plan.runplan.RunOptions` holds what every job shares and one of these
+as ``job``: a plain run's plan holds nothing more, a soak's its length and growth
+threshold, a tuning its budget and objective, and so on. A job reads its own fields
+only, and the resolved options name their job (``opts.job.job``): nothing tests a
+switch to find out what a run is.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# A soak's memory "grows" only when its trend is significant and above this (MiB/h):
+# below it, an allocator's drift over minutes (djbench.results.stats.trend).
+GROWTH_THRESHOLD_MB_H = 10.0
+# --capacity without --slo-p99: 100 ms, the response time users start to notice (the
+# usual web performance budget); --tune keeps no target unless one is given.
+CAPACITY_SLO_MS = 100.0
+TUNE_BUDGET_S = 900.0  # --tune without --tune-budget
+
+
+class _Job(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RoundsPlan(_Job):
+    """The plain run: interleaved rounds (its --budget and --trials are shared)."""
+
+    job: Literal["rounds"] = "rounds"
+
+
+class SoakPlan(_Job):
+    """--soak: one long window per pair, sampled as a time series."""
+
+    job: Literal["soak"] = "soak"
+    seconds: float
+    growth_threshold: float = GROWTH_THRESHOLD_MB_H  # --soak-threshold, MiB/h
+
+
+class TunePlan(_Job):
+    """--tune: a bounded search for each server's best configuration."""
+
+    job: Literal["tune"] = "tune"
+    budget_s: float = TUNE_BUDGET_S  # --tune-budget
+    objective: str = "rps"  # rps, rps-per-100mb or capacity (--capacity --tune)
+    slo_p99: float | None = None  # a capacity tuning's target is CAPACITY_SLO_MS
+
+    @property
+    def by_capacity(self) -> bool:
+        return self.objective == "capacity"
+
+
+class CapacityPlan(_Job):
+    """--capacity: every pair's highest offered rate within the p99 target."""
+
+    job: Literal["capacity"] = "capacity"
+    slo_p99: float = CAPACITY_SLO_MS
+
+
+class SweepPlan(_Job):
+    """--sweep: every pair's closed-loop req/s against concurrency, to the knee."""
+
+    job: Literal["sweep"] = "sweep"
+
+
+class ChurnPlan(_Job):
+    """--churn: events under a steady open-loop load."""
+
+    job: Literal["churn"] = "churn"
+    kinds: list[str]  # reload, kill-worker, recycle
+
+
+JobPlan = Annotated[
+    RoundsPlan | SoakPlan | TunePlan | CapacityPlan | SweepPlan | ChurnPlan,
+    Field(discriminator="job"),
+]
