@@ -35,6 +35,24 @@ def flag_args(flag: Flag) -> list[str]:
     return [flag.flag] if flag.type is None else [flag.flag, flag.example]
 
 
+@pytest.fixture(autouse=True)
+def nothing_may_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal comes before the watchdog, the reaping of earlier runs, and any server."""
+
+    def started(what: str) -> Any:
+        def fail(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError(f"{what} was started before the refusal")
+
+        return fail
+
+    from djbench.run import session
+
+    monkeypatch.setattr(session, "start_watchdog", started("the watchdog"))
+    monkeypatch.setattr(session, "reap", started("reaping"))
+    monkeypatch.setattr("djbench.launch.live.deploy", started("a server"))
+    monkeypatch.setattr("djbench.run.gates.deploy", started("a server"))
+
+
 def refused(args: list[str], tmp_path: Path) -> CommandError:
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     started = time.monotonic()
@@ -43,7 +61,7 @@ def refused(args: list[str], tmp_path: Path) -> CommandError:
     assert time.monotonic() - started < 3, args
     after = {p.pid for p in psutil.Process().children(recursive=True)}
     assert after <= before, f"{args} started {after - before}"
-    assert not (tmp_path / ".watchdog").exists()
+    assert not any(tmp_path.iterdir()), f"{args} wrote {list(tmp_path.iterdir())}"
     return caught.value
 
 
@@ -84,6 +102,31 @@ def test_every_requirement_left_out_names_what_it_needs(tmp_path: Path) -> None:
         error = refused([*switch_args(job), *flag_args(flag)], tmp_path)
         assert str(error) == f"{flag.flag} goes with {BY_DEST[flag.requires[0]].flag}"
         assert error.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--soak", "1m"], "--soak needs the builtin driver"),
+        (["--capacity"], "--capacity needs an open-loop driver: the builtin one"),
+        (["--tune", "--capacity"], "--capacity needs an open-loop driver: the builtin one"),
+        (["--churn", "reload"], "--churn needs the builtin driver"),
+        (["--protocol", "h2"], "--protocol h2/h2c needs --driver h2load or auto"),
+        (["--new-connection-every", "2"], "--new-connection-every is the builtin driver's"),
+    ],
+)
+def test_a_job_s_own_refusal_of_its_driver_comes_before_anything_starts(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    """What the table cannot say (a driver's capability, known once it is picked) is
+    the job's check: refused with one line before the watchdog or any server."""
+    from djbench.measure.drivers import DRIVERS
+
+    if not DRIVERS["locust"].available():
+        pytest.skip("Locust is not installed (pip install 'djbench[locust]')")
+    error = refused([*args, "--driver", "locust", "--servers", "uvicorn"], tmp_path)
+    assert error.returncode == 2
+    assert message in str(error) and "\n" not in str(error)
 
 
 @pytest.mark.parametrize(
