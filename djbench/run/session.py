@@ -57,6 +57,14 @@ class TimedMode(Mode):
         return run_timed(command, self, opts, how)
 
 
+class PerPairMode(TimedMode):
+    """A job that runs each pair once in its own way (a search, events) rather than in
+    rounds: its progress counts a tick a pair."""
+
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        return len(plan.deployments) * len(plan.scenarios)
+
+
 def resumed(run_id: str, asked: RunOptions, how: Invocation) -> tuple[RunOptions, Invocation]:
     """--resume RUN_ID: the run's saved options and document, refused when the command
     asked for other options or the services it ran with are missing."""

@@ -32,7 +32,7 @@ from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
 from djbench.run.selection import Selection
-from djbench.run.session import TimedMode
+from djbench.run.session import PerPairMode
 
 # --tune --objective capacity screens every candidate with a bracket this coarse
 # ((fail - pass) / pass <= 25%: about two windows fewer than the 5% of a full search) and
@@ -133,7 +133,7 @@ def plan_of(opts: RunOptions) -> CapacityPlan:
     return opts.job
 
 
-class CapacityMode(TimedMode):
+class CapacityMode(PerPairMode):
     """--capacity: every pair's highest offered rate within --slo-p99."""
 
     name = "capacity"
@@ -154,9 +154,6 @@ class CapacityMode(TimedMode):
     def budget_line(self, opts: RunOptions) -> str:
         slo = plan_of(opts).slo_p99
         return f"; capacity at p99 <= {slo:g} ms, budget {(opts.budget or 0) / 60:g} min"
-
-    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
-        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
 
     def run(self, ctx: Context) -> None:
         slo = plan_of(ctx.opts).slo_p99

@@ -52,7 +52,7 @@ from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
 from djbench.run.selection import Selection
-from djbench.run.session import TimedMode
+from djbench.run.session import PerPairMode
 
 KINDS = ("reload", "kill-worker", "recycle")
 CHURN_RATE = 100.0  # req/s: under every server's capacity measured here on health-sync
@@ -224,7 +224,7 @@ def kinds_of(opts: RunOptions) -> list[str]:
     return opts.job.kinds
 
 
-class ChurnMode(TimedMode):
+class ChurnMode(PerPairMode):
     """--churn: events under a steady open-loop load, one window per event."""
 
     name = "churn"
@@ -241,9 +241,6 @@ class ChurnMode(TimedMode):
     def budget_line(self, opts: RunOptions) -> str:
         minutes = (opts.budget or 0) / 60
         return f"; open loop at {opts.rate or CHURN_RATE:g} req/s, budget {minutes:g} min"
-
-    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
-        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
 
     def run(self, ctx: Context) -> None:
         o = ctx.opts

@@ -23,8 +23,7 @@ from djbench.results.model import PairResult, RunDocument, SweepStep, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.runner import Plan, Progress, Recorder
-from djbench.run.selection import Selection
-from djbench.run.session import TimedMode
+from djbench.run.session import PerPairMode
 
 
 def run(
@@ -58,7 +57,7 @@ def run(
     run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
 
 
-class SweepMode(TimedMode):
+class SweepMode(PerPairMode):
     """--sweep: every pair's closed-loop req/s against concurrency, to the knee."""
 
     name = "sweep"
@@ -72,9 +71,6 @@ class SweepMode(TimedMode):
     def budget_line(self, opts: RunOptions) -> str:
         minutes = (opts.budget or 0) / 60
         return f"; concurrency doubling from 1 until req/s stops rising, budget {minutes:g} min"
-
-    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
-        return len(plan.deployments) * len(plan.scenarios)  # one tick a pair
 
     def run(self, ctx: Context) -> None:
         run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, ctx.deadline)
