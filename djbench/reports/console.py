@@ -26,13 +26,23 @@ from djbench.reports.words import (
 )
 from djbench.results.analysis import broadcast_rates, failures, per_100mb
 from djbench.results.held import held
-from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument
+from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument, Trial
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
 
 def console_for(stream: Any, no_color: bool = False) -> Console:
     return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False, width=160)
+
+
+def trial_line(done: int, total: int, label: str, trial: Trial) -> str:
+    """One finished trial, for a log without a terminal (a CI log, a file)."""
+    p99 = trial.latency_ms.p99
+    shown = "p99 -" if p99 is None else f"p99 {p99:.1f} ms"
+    state = (
+        "ok" if trial.valid else f"invalid: {say(trial.invalid)}" if trial.invalid else "invalid"
+    )
+    return f"[{done}/{total}] {label}: {trial.rps:,.0f} req/s, {shown}, {state}"
 
 
 def can_run(spec: ServerSpec) -> str:

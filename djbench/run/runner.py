@@ -128,6 +128,12 @@ class Progress:
 
     advance: Callable[[int, str], None] = lambda n, label: None
     say: Callable[[str], None] = lambda message: None
+    # A timed trial finished (a log without a terminal prints a line for it).
+    finished: Callable[[str, Trial], None] = lambda label, trial: None
+
+    def trial_done(self, label: str, trial: Trial) -> None:
+        self.advance(1, label)
+        self.finished(label, trial)
 
 
 def run_benchmark(
@@ -317,7 +323,7 @@ def _run_deployment(
             entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
             summarise(entry, [*recorder.rounds_of(deployment), record])
             recorder.save()
-            progress.advance(1, label)
+            progress.trial_done(label, trial)
         if round_index == 0:
             _ws_idle(plan, recorder, live, gates[deployment.label], log_dir)
         record.after = settle(live.server, seconds=0.3)

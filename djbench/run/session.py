@@ -30,11 +30,12 @@ from djbench.reports.console import (
     print_hops,
     print_results,
     print_skipped,
+    trial_line,
 )
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import PairResult
-from djbench.run import record, remote, resume, services, sessions, variants
+from djbench.run import logins, record, remote, resume, services, variants
 from djbench.run.modes.base import Context, Invocation, Mode
 from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
 from djbench.run.selection import (
@@ -150,7 +151,7 @@ def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocatio
         setup_project(command, selection.project)
     if opts.target is not None:
         console.print(escape(target_announcement(opts, plan)))
-    plan = dataclasses.replace(plan, scenarios=sessions.prepare(plan.scenarios))
+    plan = dataclasses.replace(plan, scenarios=logins.prepare(plan.scenarios))
     document, path = record.open_document(selection, opts, plan, how.resumed, how.path)
     document.status = "running"
     known = {e.label for e in document.results}  # a resumed run has them already
@@ -201,6 +202,24 @@ def interrupted_says(recorder: Recorder, output: Path) -> Iterator[None]:
             f"finish with: {resume}",
             returncode=130,
         ) from None
+
+
+def progress_lines(console: Console, total: int) -> Progress:
+    done = [0]
+
+    def out(text: str) -> None:
+        console.print(escape(text))
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            console.file.flush()
+
+    def advance(n: int, label: str) -> None:
+        done[0] += n
+
+    return Progress(
+        advance=advance,
+        say=out,
+        finished=lambda label, trial: out(trial_line(done[0], total, label, trial)),
+    )
 
 
 def pause(console: Console, recorder: Recorder, at: int, output: Path) -> None:
@@ -260,6 +279,11 @@ def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> s
 
 @contextlib.contextmanager
 def progress_bar(console: Console, total: int) -> Iterator[Progress]:
+    """A progress bar on a terminal; elsewhere (a pipe, a file, CI) a flushed line per
+    finished trial and per message, so that a log shows the run as it goes."""
+    if not console.is_terminal:
+        yield progress_lines(console, total)
+        return
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -15,7 +15,7 @@ from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_gate, print_hops, print_matrix, print_skipped
 from djbench.results import store
 from djbench.results.model import RunDocument
-from djbench.run import sessions, variants
+from djbench.run import logins, variants
 from djbench.run.gates import GateResult, gate_entries, new_run_id, run_gates
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.record import plan_record, tools
@@ -36,7 +36,7 @@ def verify_only(command: BaseCommand, console: Console, opts: RunOptions) -> str
     print_skipped(console, selection.skipped)
     if opts.setup and opts.target is None:
         setup_project(command, selection.project)
-    selection.scenarios = sessions.prepare(selection.scenarios)
+    selection.scenarios = logins.prepare(selection.scenarios)
     run_id = new_run_id()
     output = Path(opts.output)
     run_dir = output / run_id
