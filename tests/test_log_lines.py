@@ -45,7 +45,9 @@ def test_a_trial_line_says_its_figures_and_its_state() -> None:
 
 
 @pytest.mark.servers
-def test_a_piped_run_prints_each_trial_while_it_runs(live_database: str, tmp_path: Path) -> None:
+def test_a_piped_run_prints_each_trial_while_it_runs(
+    live_database: str, tmp_path: Path, one_pass: None
+) -> None:
     argv = [
         *("--servers", "uvicorn", "--scenarios", "health-sync", "--trials", "3"),
         *("--duration", "0.5", "--warmup", "0.2", "--ws-idle", "0", "--no-setup"),
