@@ -94,6 +94,12 @@ def test_every_option_given_to_a_job_that_does_not_take_it_is_one_line(
         assert flag.flag in message, message
 
 
+def test_a_round_to_stop_after_is_at_least_one(tmp_path: Path) -> None:
+    error = refused(["--until-round", "0"], tmp_path)
+    assert str(error) == "--until-round takes a round number of at least 1"
+    assert error.returncode == 2
+
+
 def test_every_requirement_left_out_names_what_it_needs(tmp_path: Path) -> None:
     needing = [f for f in FLAGS if f.requires]
     assert {f.dest for f in needing} >= {"target_pid", "locust_expect_workers"}

@@ -31,10 +31,8 @@ from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 from djbench.plan.tuning import OBJECTIVES
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
-# --churn: a steady open-loop load under every server's capacity measured here on
-# health-sync (the slowest, Uvicorn's one process, ~300 req/s at p99 <= 100 ms), one
-# window per kind of event, a third of it steady before the event
-CHURN_RATE = 100.0
+# --churn: one window per kind of event, a third of it steady before the event (its
+# rate is djbench.run.modes.churn.CHURN_RATE's)
 CHURN_WINDOW_S = 12.0
 CHURN_KINDS = ("reload", "kill-worker", "recycle")
 CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time

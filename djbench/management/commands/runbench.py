@@ -69,7 +69,10 @@ class Command(BaseCommand):
             job = cli.check(options)  # which option goes with which job, before anything
             self.services(options)
             opts = runplan.from_command(options)
-            how = Invocation(no_color=options["no_color"], until_round=options["until_round"])
+            until = options["until_round"]
+            if until is not None and until < 1:
+                raise OptionError("--until-round takes a round number of at least 1")
+            how = Invocation(no_color=options["no_color"], until_round=until)
             mode = modes.for_command(job.name, options)
             if options["resume"]:  # the run's own options, and so its own job
                 opts, how = session.resumed(options["resume"], opts, how)
