@@ -39,9 +39,8 @@ def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
         5
     )  # 2 x cores + 1
     assert tuning.recommended(SERVERS["uvicorn"].tuning, 2).workers == 2
-    # uWSGI holds a thread per keep-alive connection: auto serves the run's concurrency.
-    assert tuning.recommended(SERVERS["uwsgi"].tuning, 1, 32) == tuning.Candidate(1, 32)
-    assert tuning.recommended(SERVERS["uwsgi"].tuning, 2, 8) == tuning.Candidate(2, 8)
+    # uWSGI's router holds the connections: its layout is the same at any concurrency.
+    assert tuning.recommended(SERVERS["uwsgi"].tuning, 2) == tuning.Candidate(2, 8)
     assert knob_argv("gunicorn-gevent", (("worker_connections", "1000"),)) == [
         "--worker-connections",
         "1000",
@@ -334,8 +333,8 @@ def _check_tuned(path: Path, out: StringIO, tmp_path: Path) -> None:
     assert len(record.candidates) == len(tuning.space(SERVERS["uwsgi"].tuning, 1)) + len(
         tuning.space(SERVERS["gunicorn-sync"].tuning, 1)
     )
-    # A uWSGI with one thread serves one keep-alive connection at a time: never its best.
-    assert not record.best["uwsgi"].endswith("threads=1")
+    # Behind its router every uWSGI layout serves every connection: none scored nothing.
+    assert all(c.rps for c in record.candidates if c.server == "uwsgi"), record.candidates
     for server, file in record.files.items():
         data = json.loads(Path(file).read_text())
         assert data["server"] == server and data["config"] == record.best[server]

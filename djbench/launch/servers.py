@@ -119,6 +119,10 @@ class ServerSpec:
     own: OwnProtocols = OwnProtocols(why="no TLS of its own is known to djbench")
     # What --tune searches and --workers auto chooses (djbench.plan.tuning.Space).
     tuning: Space = PER_CPU
+    # Why a view that blocks without yielding can starve its connections here (an event
+    # loop or greenlet hub serving many connections in one thread): said beside a pair
+    # whose requests timed out or whose connections went unserved. None: not known to.
+    starves_when_blocked: str | None = None
     # False for the stand-in of a deployment djbench did not start (--target): what is
     # learnt by running this project's code in-process does not describe it.
     started_here: bool = True
@@ -688,16 +692,18 @@ SERVERS: dict[str, ServerSpec] = {
     for spec in [
         ServerSpec(
             name="uwsgi",
-            # Its HTTP/1.1 keep-alive socket gives a thread one connection at a time: one
-            # process with one thread leaves 31 of 32 connections waiting; threads are the knob.
-            tuning=Space(threads=(1, 8, 32), layout_threads=8, thread_per_connection=True),
+            # Behind its own HTTP router (deploy/uwsgi.ini, uWSGI's advice for serving HTTP
+            # directly): the router holds every keep-alive connection, a worker thread
+            # serves one request at a time. Its http11-socket instead gave a thread one
+            # connection for as long as the client kept it (1 of 32 served, 2026-12-01).
+            tuning=Space(threads=(1, 8, 32), layout_threads=8),
             interface="wsgi",
             websocket=False,
             extra="uwsgi",
             requires=(),
             executable="uwsgi",
             deploy_file="uwsgi.ini",
-            summary="uWSGI, prefork, HTTP/1.1 keep-alive socket in the workers",
+            summary="uWSGI, prefork workers behind its own HTTP router (keep-alive)",
             build=_uwsgi,
             own=OwnProtocols(
                 why="uWSGI speaks no HTTP/2 (its --https needs an SSL build and serves "
@@ -765,6 +771,19 @@ SERVERS: dict[str, ServerSpec] = {
             recycler=_gunicorn_recycle,
             features=_GUNICORN,
             own=_GUNICORN_OWN,
+            # Measured 2026-12-02 (one worker, 32 keep-alive connections, movies-sync on
+            # SQLite, 4 s): answers per connection ranged 11-94, the first answer of some
+            # connections came 1.1 s late, and 1-3% of requests passed the 2 s timeout;
+            # on health-sync (no database) 183-285, every connection answered within 50 ms.
+            # With DB_CONN_MAX_AGE=60 (a connection kept per greenlet) 40-110 and twice
+            # the req/s: opening SQLite per request adds to the time the hub is held.
+            starves_when_blocked=(
+                "gevent switches greenlets only at the I/O it patched: SQLite's C driver "
+                "(or any CPU-bound or C-level blocking work) holds the worker's one thread, "
+                "greenlets resume in no fair order, and under load some connections wait "
+                "past the timeout; use a sync or thread worker for such views, or an "
+                "I/O-bound (network) database"
+            ),
         ),
         ServerSpec(
             name="gunicorn-uvicorn",

@@ -36,6 +36,7 @@ MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 CHURN_WINDOW_S = 12.0
 CHURN_KINDS = ("reload", "kill-worker", "recycle")
 CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time
+QUICK_BUDGET_S = 120.0  # --quick: the wall time of a job that runs until it decides
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
@@ -51,6 +52,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "budget": 600.0,
     },
     # About two minutes: a smoke run, too few trials for a verdict (the guide says so).
+    # A job that runs until it decides (--matrix, --capacity, --sweep, --churn, --tune)
+    # gets QUICK_BUDGET_S of wall time instead of its own default, and says what it could
+    # not decide in that time.
     "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": [32], "budget": None},
 }
 
@@ -186,7 +190,7 @@ def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: boo
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
     if (options.get("capacity") or options.get("sweep") or options.get("churn")) and not tune:
-        return CAPACITY_BUDGET_S
+        return QUICK_BUDGET_S if options.get("quick") else CAPACITY_BUDGET_S
     if options.get("trials") is not None or tune:
         return None
     budget: float | None = defaults["budget"]
@@ -270,7 +274,8 @@ def job_plan(
     precedence, djbench.run.flags.JOBS: tune, churn, capacity, sweep, soak)."""
     threshold = soak_threshold(options)
     if options.get("tune"):
-        budget = parse_duration("--tune-budget", str(options.get("tune_budget") or "15m"))
+        default = f"{QUICK_BUDGET_S:g}s" if options.get("quick") else "15m"
+        budget = parse_duration("--tune-budget", str(options.get("tune_budget") or default))
         return TunePlan(budget_s=budget, objective=objective, slo_p99=slo)
     if options.get("churn") is not None:
         return ChurnPlan(kinds=churn_kinds(options))

@@ -5,9 +5,8 @@ are small on purpose (at most six candidates a server at a CPU budget): the knob
 change what a server can do with the connections it is given, from each server's own
 documentation:
 
-- uWSGI: processes and threads. With its HTTP/1.1 keep-alive socket (http11-socket) a
-  thread serves one connection at a time, so one process with one thread leaves 31 of
-  32 connections waiting; threads are the knob.
+- uWSGI: processes and threads (behind its HTTP router, which holds the connections:
+  a worker thread serves requests, not connections).
 - Gunicorn sync: workers (its docs: 2 x cores + 1); gthread: workers and threads;
   gevent: workers and worker connections; the Uvicorn and ASGI workers: workers.
 - Uvicorn, Hypercorn: processes (one per core, or two).
@@ -55,9 +54,6 @@ class Space:
     knob: tuple[str, tuple[str, ...]] | None = None  # one server knob and its values
     layout: tuple[int, int] = (1, 0)  # --workers auto: (per CPU, plus)
     layout_threads: int | None = None
-    # A thread holds one keep-alive connection (uWSGI's http-socket): --workers auto
-    # gives enough threads for the run's concurrency, at least layout_threads.
-    thread_per_connection: bool = False
 
 
 PER_CPU = Space()  # one and two processes per CPU, each server's own defaults
@@ -78,18 +74,11 @@ def space(facts: Space, cpus: int) -> list[Candidate]:
     ]
 
 
-def recommended(facts: Space, cpus: int, concurrency: int = 1) -> Candidate:
-    """`--workers auto`: the layout the server's documentation recommends for `cpus`,
-    made to serve the run's `concurrency` where the server holds a thread per keep-alive
-    connection (uWSGI's http-socket: 8 threads per core left 24 of 32 connections
-    waiting, and the pair was excluded as under-served)."""
+def recommended(facts: Space, cpus: int) -> Candidate:
+    """`--workers auto`: the layout the server's documentation recommends for `cpus`."""
     k = max(1, cpus)
     per, plus = facts.layout
-    workers = per * k + plus
-    threads = facts.layout_threads
-    if facts.thread_per_connection:
-        threads = max(threads or 1, math.ceil(concurrency / workers))
-    return Candidate(workers, threads)
+    return Candidate(per * k + plus, facts.layout_threads)
 
 
 @dataclass

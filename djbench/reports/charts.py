@@ -159,3 +159,45 @@ def timeline(
     )
     axes[2].set_xlabel("seconds into the soak")
     return _svg(fig)
+
+
+def scatter(
+    title: str,
+    points: dict[str, tuple[float, float]],
+    efficient: set[str],
+    apart: dict[str, tuple[float, float]],
+    axes: tuple[str, str],
+) -> str:
+    """One point per deployment (x: req/s, y: a cost), each labelled; the efficient ones
+    (no other both faster and cheaper) filled and joined, the pairs that may not be
+    ranked (`apart`: starved, invalid) drawn as grey crosses labelled as such."""
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    for name, (x, y) in points.items():
+        on_front = name in efficient
+        ax.plot(
+            [x],
+            [y],
+            marker="o",
+            markersize=7,
+            color="#4C72B0",
+            markerfacecolor="#4C72B0" if on_front else "white",
+            linestyle="none",
+        )
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 3), fontsize=7)
+    front = sorted(points[n] for n in efficient if n in points)
+    if len(front) > 1:
+        ax.plot([p[0] for p in front], [p[1] for p in front], color="#4C72B0", linewidth=0.8)
+    for name, (x, y) in apart.items():
+        ax.plot([x], [y], marker="x", markersize=7, color="#999999", linestyle="none")
+        ax.annotate(
+            f"{name} (not ranked)",
+            (x, y),
+            textcoords="offset points",
+            xytext=(5, -9),
+            fontsize=7,
+            color="#777777",
+        )
+    ax.set_xlabel(axes[0])
+    ax.set_ylabel(axes[1])
+    ax.set_title(title + " (filled: efficient; x: not ranked)", loc="left")
+    return _svg(fig)

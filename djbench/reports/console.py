@@ -16,6 +16,7 @@ from djbench.reports.words import (
     broadcast_text,
     capacity_text,
     exceptions_text,
+    grouped_warnings,
     growth_text,
     hop_causes,
     pair_name,
@@ -24,24 +25,31 @@ from djbench.reports.words import (
     sweep_text,
     ws_short,
 )
-from djbench.results.analysis import broadcast_rates, failures, per_100mb
+from djbench.results.analysis import UNDERSERVED, broadcast_rates, failures, per_100mb
 from djbench.results.held import held
 from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument, Trial
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
 
+LOG_WIDTH = 100  # without a terminal (a log, CI): every table fits this many columns
+
+
 def console_for(stream: Any, no_color: bool = False) -> Console:
-    return Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False, width=160)
+    console = Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console.width = LOG_WIDTH
+    return console
 
 
 def trial_line(done: int, total: int, label: str, trial: Trial) -> str:
     """One finished trial, for a log without a terminal (a CI log, a file)."""
     p99 = trial.latency_ms.p99
     shown = "p99 -" if p99 is None else f"p99 {p99:.1f} ms"
-    state = (
-        "ok" if trial.valid else f"invalid: {say(trial.invalid)}" if trial.invalid else "invalid"
-    )
+    why = say(trial.invalid) if trial.invalid else ""
+    if len(why) > 60:
+        why = why[:59].rstrip() + "…"
+    state = "ok" if trial.valid else f"invalid: {why}" if why else "invalid"
     return f"[{done}/{total}] {label}: {trial.rps:,.0f} req/s, {shown}, {state}"
 
 
@@ -66,21 +74,26 @@ def print_list(
 ) -> None:
     """The servers and what installs them, the proxies, the load drivers (name ->
     whether it is available, in words), the scenarios."""
+    # Two tables, each within 100 columns: install state, then what each server is.
     table = Table(title="Servers", title_justify="left")
-    for column in ("name", "interface", "WebSocket", "installed", "version, from", "what it is"):
+    for column in ("name", "interface", "WS", "version", "installed"):
         # Keep the install command on one line, ready to copy.
-        table.add_column(column, no_wrap=column not in ("what it is", "version, from"))
+        table.add_column(column, no_wrap=True)
+    about = Table(title="What each server is", title_justify="left")
+    about.add_column("name", no_wrap=True)
+    about.add_column("what it is")
     for spec in SERVERS.values():
         found = spec.installed()
         table.add_row(
             spec.name,
             spec.interface.upper(),
             "yes" if spec.websocket else "no",
+            escape(found[0] if found else ""),
             escape(can_run(spec)),
-            escape(f"{found[0]}, {found[1]}" if found else ""),
-            escape(spec.summary),
         )
+        about.add_row(spec.name, escape(spec.summary))
     console.print(table)
+    console.print(about)
     caddy = 'no: pip install "djbench[caddy]"' if caddy_missing() else "yes"
     console.print(f"Proxies: none, caddy (installed: {escape(caddy)})")
     listed = ", ".join(f"{name} ({state})" for name, state in drivers.items())
@@ -93,8 +106,8 @@ def print_list(
         )
         return
     scen = Table(title=f"Scenarios ({scenario_file})", title_justify="left")
-    for column in ("name", "kind", "request", "SQL queries", "what it measures"):
-        scen.add_column(column)
+    for column in ("name", "kind", "request", "SQL", "what it measures"):
+        scen.add_column(column, no_wrap=column != "what it measures")
     for s in scenarios:
         queries = "" if s.expect.queries is None else str(s.expect.queries)
         scen.add_row(
@@ -310,71 +323,97 @@ def _print_soak(console: Console, document: RunDocument) -> None:
             )
 
 
+# Short headers keep a table within 100 columns; the units are said once, below it.
+RESULT_COLUMNS = ("server", "front", "c", "req/s", "p50", "p99", "err", "idle", "peak", "/100M")
+RESULT_LEGEND = (
+    "req/s: median ±IQR/2 over trials; p50, p99: ms (median); err: failed requests; "
+    "idle, peak: PSS MiB; /100M: req/s per 100 MiB of peak PSS"
+)
+
+
+def _starved(entry: PairResult) -> bool:
+    """Left connections unserved: never tabled among the valid pairs."""
+    return any(w.code == UNDERSERVED for w in entry.summary.warnings)
+
+
+def _result_table(scenario: str, ranked: list[PairResult]) -> Table:
+    table = Table(title=escape(scenario), title_justify="left")
+    for column in RESULT_COLUMNS:
+        # The server's label (variant included) is never broken across lines.
+        table.add_column(
+            column,
+            justify="left" if column in ("server", "front") else "right",
+            no_wrap=column == "server",
+        )
+    for e in ranked:
+        s, m = e.summary, e.memory_mb
+        table.add_row(
+            escape(_server(e)),
+            _front(e),
+            str(e.concurrency or "-"),
+            _rps_cell(e),
+            _fmt(s.latency_p50_ms.median, 2),
+            _fmt(s.latency_p99_ms.median, 2),
+            str(failures(s)),
+            _fmt(m.pss_idle),
+            _fmt(m.pss_peak),
+            _fmt(per_100mb(e), 0),
+        )
+    return table
+
+
 def print_results(console: Console, document: RunDocument) -> None:
-    """One table per scenario, fastest first; then what was not ranked, with reasons."""
+    """One table per scenario, fastest first; the warnings, a line per kind; then what
+    was not ranked (failed, invalid, incompatible, starved), with reasons."""
     by_scenario: dict[str, list[PairResult]] = defaultdict(list)
     for entry in document.results:
         by_scenario[entry.scenario].append(entry)
+    warned: list[tuple[str, Notice]] = []
+    tabled = False
     for scenario, entries in by_scenario.items():
         ranked = sorted(
-            (e for e in entries if e.status == "ok" and e.trials),
+            (e for e in entries if e.status == "ok" and e.trials and not _starved(e)),
             key=lambda e: -(e.summary.rps.median or 0),
         )
         if not ranked:
             continue
-        table = Table(title=escape(scenario), title_justify="left")
-        for column in (
-            "server",
-            "proxy",
-            "conc.",
-            "req/s (median ±IQR/2)",
-            "p50 ms",
-            "p99 ms",
-            "errors",
-            "PSS idle MiB (median)",
-            "PSS peak MiB (max of trials)",
-            "req/s per 100 MiB (median peak)",
-        ):
-            # The server's label (variant included) is never broken across lines: the
-            # figures' columns wrap their headers instead on a narrow terminal.
-            table.add_column(
-                column,
-                justify="left" if column in ("server", "proxy") else "right",
-                no_wrap=column == "server",
-            )
+        console.print(_result_table(scenario, ranked))
+        tabled = True
         for e in ranked:
-            s, m = e.summary, e.memory_mb
-            table.add_row(
-                escape(_server(e)),
-                _front(e),
-                str(e.concurrency or "-"),
-                _rps_cell(e),
-                _fmt(s.latency_p50_ms.median, 2),
-                _fmt(s.latency_p99_ms.median, 2),
-                str(failures(s)),
-                _fmt(m.pss_idle),
-                _fmt(m.pss_peak),
-                _fmt(per_100mb(e), 0),
-            )
-        console.print(table)
-        for e in ranked:
+            who = f"{_server(e)}/{_front(e)} {e.scenario}"
             if (rates := broadcast_rates(e)) is not None:
-                console.print(f"{escape(_server(e))}/{_front(e)}: {escape(broadcast_text(rates))}")
-            for warning in e.summary.warnings:
-                console.print(
-                    f"[yellow]warning[/] {escape(_server(e))}/{_front(e)}: {escape(say(warning))}"
-                )
-    unranked = [e for e in document.results if e.status != "ok"]
-    if unranked:
-        console.print("Not ranked:")
-        for e in unranked:
-            figures = held(e)
-            because = exceptions_text(figures) if figures else ""
-            console.print(
-                f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{e.status}[/] "
-                f"{escape(_server(e))}/{_front(e)} {escape(e.scenario)}: {escape(say(e.reason))}"
-                + (f" (raised: {escape(because)})" if because else "")
-            )
+                console.print(f"{escape(who)}: {escape(broadcast_text(rates))}")
+            warned += [(who, w) for w in e.summary.warnings]
+    if tabled:
+        console.print(escape(RESULT_LEGEND))
+    for line in grouped_warnings(warned):
+        console.print(f"[yellow]warning[/] {escape(line)}")
+    _print_unranked(console, document)
+    _print_ws_idle(console, document)
+
+
+def _print_unranked(console: Console, document: RunDocument) -> None:
+    unranked = [e for e in document.results if e.status != "ok" or _starved(e)]
+    if not unranked:
+        return
+    console.print("Not ranked:")
+    for e in unranked:
+        figures = held(e)
+        because = exceptions_text(figures) if figures else ""
+        status = e.status if e.status != "ok" else "starved"
+        why = say(e.reason) if e.status != "ok" else say(_underserved_notice(e))
+        console.print(
+            f"  [{'yellow' if e.status == 'incompatible' else 'red'}]{status}[/] "
+            f"{escape(_server(e))}/{_front(e)} {escape(e.scenario)}: {escape(why)}"
+            + (f" (raised: {escape(because)})" if because else "")
+        )
+
+
+def _underserved_notice(entry: PairResult) -> Notice | None:
+    return next((w for w in entry.summary.warnings if w.code == UNDERSERVED), None)
+
+
+def _print_ws_idle(console: Console, document: RunDocument) -> None:
     for e in document.results:
         w = e.ws_idle
         if w is None:

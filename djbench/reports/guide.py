@@ -16,6 +16,15 @@ from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
+from djbench.reports.ranking import (
+    TIE_ALPHA,
+    best_by_throughput,
+    deploy_file,
+    figures,
+    flagged,
+    tie_reason,
+    underserved,
+)
 from djbench.reports.words import (
     capacity_text,
     churn_event_text,
@@ -31,10 +40,8 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results import decide
-from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.results.analysis import Pair, Run, summarise
 from djbench.results.held import held
-
-TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
@@ -69,131 +76,21 @@ def workload_of(run: Run, scenario: str) -> str:
     return meta.workload if meta is not None else "trivial"
 
 
-def _range(pair: Pair) -> tuple[float, float]:
-    values = pair.series("rps")
-    return (min(values), max(values)) if values else (0.0, 0.0)
-
-
-def _underserved(pair: Pair) -> str | None:
-    warning = pair.warning(UNDERSERVED)
-    return None if warning is None else say(warning)
-
-
-def _deploy_file(server: str) -> str:
-    spec = SERVERS.get(server)
-    return f"deploy/{spec.deploy_file}" if spec else "deploy/"
-
-
-def _fmt(pair: Pair) -> str:
-    rps = pair.median("rps") or 0
-    low, high = _range(pair)
-    p99 = pair.median("p99")
-    pss = pair.memory("pss_peak")
-    parts = [f"{rps:,.0f} req/s (trials {low:,.0f}-{high:,.0f})"]
-    if p99 is not None:
-        parts.append(f"p99 {p99:,.1f} ms")
-    if pss is not None:
-        parts.append(f"peak PSS {pss:,.1f} MiB")
-    return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class Tie:
-    """Why a pair shares the lead: the engine's verdict of the best against it (its
-    ratio, p and verdict), or that the trials could not be tested at all."""
-
-    p_value: float
-    testable: bool
-    ratio: float | None = None
-    verdict: str = "inconclusive"
-
-
-def tie_with(best: Pair, other: Pair) -> Tie | None:
-    """A tie unless the decision engine finds `best` better than `other` in req/s,
-    paired by round, beyond the threshold at TIE_ALPHA; None when it does.
-
-    "Best beats every other pair" is an intersection of tests, each at TIE_ALPHA, so no
-    multiplicity correction is needed for that claim (an intersection-union test).
-    """
-    e = estimate("rps", other, best, paired=True)
-    if e is None:
-        return Tie(1.0, False)
-    [d] = decide.judge([e], +1, TIE_ALPHA)
-    if d.verdict == "better":
-        return None
-    return Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict)
-
-
-def best_by_throughput(
-    pairs: list[Pair],
-) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
-    """(winners, excluded with why, blocked).
-
-    Winners are the best and every pair the test cannot tell from it. A pair that is not
-    ok or that left connections unserved is excluded. An unstable pair stays in the
-    ranking: if it is among the leaders, no winner is named (`blocked` lists them), since
-    naming the best *stable* pair would crown a server that may well be slower.
-    """
-    excluded: list[tuple[Pair, str]] = []
-    eligible = []
-    for pair in pairs:
-        if not pair.ok:
-            excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
-        elif (why := _underserved(pair)) is not None:
-            excluded.append((pair, why))
-        else:
-            eligible.append(pair)
-    eligible.sort(key=lambda p: -(p.median("rps") or 0))
-    if not eligible:
-        return [], excluded, []
-    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
-    blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
-    if blocked:
-        # Noise is a property of the run, not a reason against a server: the leaders are
-        # named in the "no verdict" line, never under "not recommended".
-        return [], excluded, blocked
-    return winners, excluded, []
-
-
-def _tie_reason(winners: list[Pair]) -> str:
-    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w)) is not None]
-    if ties and not all(t.testable for t in ties):
-        n = min(len(w.series("rps")) for w in winners)
-        return (
-            f"with {n} trial(s) per server the paired test cannot separate them (it needs "
-            f"{decide.MIN_ROUNDS} rounds): run more trials to separate them"
-        )
-    said = ", ".join(
-        f"x{t.ratio:.3f}, "
-        + (
-            f"within {decide.THRESHOLD:.0%}"
-            if t.verdict == "equivalent"
-            else f"p = {t.p_value:.2g}"
-        )
-        for t in ties
-        if t.ratio is not None
-    )
-    return (
-        f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
-        f"{TIE_ALPHA:g} (best/other {said}), so this run cannot separate them"
-    )
-
-
 def _throughput_text(scenario: str, winners: list[Pair], runner_up: Pair | None) -> str:
     lead = winners[0]
     if len(winners) > 1:
-        names = ", ".join(f"{w.label} ({_fmt(w)})" for w in winners)
+        names = ", ".join(f"{w.label} ({figures(w)})" for w in winners)
         return (
-            f"On `{scenario}`: a tie between {names}: {_tie_reason(winners)}; choose on the "
+            f"On `{scenario}`: a tie between {names}: {tie_reason(winners)}; choose on the "
             "other criteria below. Start from "
-            + ", ".join(f"`{_deploy_file(w.server)}`" for w in winners)
+            + ", ".join(f"`{deploy_file(w.server)}`" for w in winners)
             + "."
         )
-    text = f"On `{scenario}`: **{lead.label}**, {_fmt(lead)}"
+    text = f"On `{scenario}`: **{lead.label}**, {figures(lead)}"
     if runner_up is not None:
         ratio = (lead.median("rps") or 0) / (runner_up.median("rps") or 1)
-        text += f"; next {runner_up.label}, {_fmt(runner_up)} ({ratio:.2f}x)"
-    return text + f". Start from `{_deploy_file(lead.server)}`."
+        text += f"; next {runner_up.label}, {figures(runner_up)} ({ratio:.2f}x)"
+    return text + f". Start from `{deploy_file(lead.server)}`."
 
 
 def throughput_recommendations(run: Run) -> list[Recommendation]:
@@ -213,10 +110,10 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
-                winners, excluded, blocked = best_by_throughput(pairs)
+                winners, excluded, blocked = best_by_throughput(pairs, flagged(run))
                 name = f"{scenario} at concurrency {level}"
                 if blocked:
-                    names = ", ".join(f"{p.label} ({_fmt(p)})" for p in blocked)
+                    names = ", ".join(f"{p.label} ({figures(p)})" for p in blocked)
                     lines.append(
                         f"On `{name}`: no verdict: the leaders' trials vary too much to rank "
                         f"them ({names}); run more or longer trials on a quieter machine."
@@ -227,7 +124,7 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
                     )
                 else:
                     ranked = sorted(
-                        (p for p in pairs if p.ok and p not in winners and not _underserved(p)),
+                        (p for p in pairs if p.ok and p not in winners and not underserved(p)),
                         key=lambda p: -(p.median("rps") or 0),
                     )
                     lines.append(_throughput_text(name, winners, ranked[0] if ranked else None))
@@ -363,7 +260,12 @@ def _ws_idle_text(run: Run) -> str:
 
 
 def memory_recommendation(run: Run) -> Recommendation:
-    ok = [p for p in run.pairs if p.ok and p.front == "none" and p.memory("pss_peak")]
+    unfit = flagged(run)  # a footprint of a deployment that failed elsewhere means nothing
+    ok = [
+        p
+        for p in run.pairs
+        if p.ok and p.front == "none" and p.memory("pss_peak") and p.label not in unfit
+    ]
     if not ok:
         return Recommendation("memory", "Memory-constrained hosts", "Not measured in this run.")
     per_server: dict[str, Pair] = {}
@@ -377,7 +279,7 @@ def memory_recommendation(run: Run) -> Recommendation:
         f"- Smallest footprint: **{lead.label}**, peak PSS {lead.memory('pss_peak'):,.1f} MiB "
         f"under load (idle {lead.memory('pss_idle') or 0:,.1f} MiB; largest worker USS "
         f"{lead.memory('uss_worker_peak') or lead.memory('uss_peak') or 0:,.1f} MiB, the cost "
-        f"of one more worker). Start from `{_deploy_file(lead.server)}`."
+        f"of one more worker). Start from `{deploy_file(lead.server)}`."
     ]
     if len(ranked) > 1:
         lines.append(
@@ -385,9 +287,7 @@ def memory_recommendation(run: Run) -> Recommendation:
             + ", ".join(f"{p.label} {p.memory('pss_peak'):,.1f} MiB" for p in ranked[1:6])
             + "."
         )
-    efficient = sorted(
-        (p for p in ok if not _underserved(p)), key=lambda p: -(p.rps_per_100mb() or 0)
-    )
+    efficient = sorted(ok, key=lambda p: -(p.rps_per_100mb() or 0))
     if efficient:
         e = efficient[0]
         lines.append(
@@ -678,7 +578,7 @@ def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
             f"**{pair.label}** {c.rps:,.0f} req/s ({low:,.0f}-{high:,.0f}"
             + (", a tie with the first" if tie else "")
             + (f", {c.per_100mib:,.0f} per 100 MiB" if c.per_100mib else "")
-            + (", connections left unserved" if _underserved(pair) else "")
+            + (", connections left unserved" if underserved(pair) else "")
             + ")"
         )
     where = "one core" if cores == 1 else f"{cores} cores"

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
+from djbench.reports.ranking import cause, unfit
+from djbench.reports.sections import Section
+from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import (
     broadcast_text,
     budget_text,
@@ -29,18 +31,6 @@ from djbench.reports.words import (
 )
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
 from djbench.results.held import held
-
-
-@dataclass
-class Section:
-    id: str
-    title: str
-    intro: str = ""
-    svg: SafeString | None = None
-    headers: list[str] = field(default_factory=list)
-    rows: list[list[str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    preformatted: list[str] = field(default_factory=list)
 
 
 def _n(value: float | None, digits: int = 0) -> str:
@@ -64,7 +54,9 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
     sections = []
     scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
     for scenario in scenarios:
-        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok]
+        # Starved or invalid pairs are never drawn or tabled among the valid ones: they
+        # are in the trade-offs apart, and in "Not ranked".
+        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok and unfit(p) is None]
         if not pairs:
             continue
         pairs.sort(key=lambda p: -(p.median("rps") or 0))
@@ -621,15 +613,20 @@ def unranked_section(runs: list[Run]) -> Section:
     rows = []
     for run in runs:
         for p in run.pairs:
-            if p.status == "ok":
+            why = unfit(p)
+            if p.status == "ok" and why is None:
                 continue
             raised = exceptions_text(h) if (h := held(p.entry)) else ""
-            reason = say(p.reason) + (f" (raised: {raised})" if raised else "")
+            reason = (say(p.reason) if p.status != "ok" else why or "") + (
+                f" (raised: {raised})" if raised else ""
+            )
+            if p.status != "ok" and (known := cause(p)) is not None:
+                reason += f"; cause: {known}"
             where = [p.server, p.proxy, p.scenario, str(p.concurrency or "-")]
-            rows.append([*where, p.status, reason])
+            rows.append([*where, p.status if p.status != "ok" else "starved", reason])
     return Section(
         id="not-ranked",
-        title="Failed, invalid and incompatible pairs",
+        title="Failed, invalid, incompatible and starved pairs",
         intro="" if rows else "Every pair answered correctly and was ranked.",
         headers=["server", "proxy", "scenario", "conc.", "status", "reason"] if rows else [],
         rows=rows,
@@ -714,6 +711,8 @@ def commands_section(runs: list[Run]) -> Section:
 
 def build(runs: list[Run]) -> list[Section]:
     sections: list[Section] = [
+        answer_section(runs),
+        *tradeoff_sections(runs),
         *version_sections(runs),
         *capacity_sections(runs),
         *sweep_sections(runs),
@@ -762,10 +761,15 @@ def markdown(runs: list[Run]) -> str:
 
 
 def markdown_to_html_page(title: str, text: str) -> str:
-    """Markdown made by djbench as a page. The text holds no intended HTML, so every '<'
-    is escaped first: Markdown passes raw HTML through, and run text (reasons, names)
-    must never become markup."""
+    """Markdown made by djbench as a page. The text holds no intended HTML, so Markdown's
+    raw-HTML rules are switched off: run text (reasons, names) is shown, never markup."""
     import markdown as md
+    from markdown.extensions import Extension
 
-    body = md.markdown(text.replace("<", "&lt;"), extensions=["tables", "fenced_code"])
+    class NoRawHtml(Extension):
+        def extendMarkdown(self, m: md.Markdown) -> None:
+            m.preprocessors.deregister("html_block")
+            m.inlinePatterns.deregister("html")
+
+    body = md.markdown(text, extensions=["tables", "fenced_code", NoRawHtml()])
     return render_to_string("djbench/page.html", {"title": title, "body": mark_safe(body)})

@@ -10,6 +10,7 @@ tables, Django's autoescape for HTML (never ``mark_safe`` on run text).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -324,21 +325,25 @@ def say(notice: Notice | None) -> str:
     return f"{check}: {text}" if check else text
 
 
+# What Markdown would take for raw HTML: "<" starting a tag, comment or declaration.
+_TAG = re.compile(r"</?[A-Za-z!?][^<>\n]*>?")
+
+
+def _code_tags(text: str) -> str:
+    """Each tag-like run shown as code, never as an HTML entity: a guide read as plain
+    text says `<h1>` as the server wrote it, and no renderer takes it for HTML."""
+    return _TAG.sub(lambda m: "`" + m.group(0).replace("`", "'") + "`", text)
+
+
 def md_cell(text: str) -> str:
     """Text safe inside a Markdown table cell: no row break, no column break, no HTML."""
-    return (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("\r", " ")
-        .replace("\n", " ")
-    )
+    flat = text.replace("\r", " ").replace("\n", " ")
+    return _code_tags(flat.replace("\\", "\\\\").replace("|", "\\|"))
 
 
 def md_text(text: str) -> str:
-    """Run text inside Markdown prose (not a table): raw HTML neutralised."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
+    """Run text inside Markdown prose (not a table): raw HTML shown as code."""
+    return _code_tags(text)
 
 
 def hop_causes(causes: dict[str, int], limit: int = 4) -> str:
@@ -535,3 +540,38 @@ def churn_event_text(event: ChurnEvent) -> str:
     )
     text += "; kept serving" if event.kept_serving else "; stopped serving for a while"
     return text
+
+
+# A warning many pairs share, said once: its sentence, and each pair's own figure.
+GROUPED: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
+    "unstable": (
+        "unstable (trials' req/s vary by more than 10%): too noisy to rank; run more rounds",
+        lambda p: f"{p['cv']:.0%}",
+    ),
+    "foreign_cpu": (
+        "other processes took CPU from the server or the driver: those figures read low; "
+        "compare in one command (--matrix)",
+        lambda p: f"up to {p['max_percent']:.0f}%",
+    ),
+    "steal": (
+        "the hypervisor took CPU time (steal): those figures read low",
+        lambda p: f"up to {p['max_percent']:.1f}%",
+    ),
+}
+
+
+def grouped_warnings(found: list[tuple[str, Notice]]) -> list[str]:
+    """One line per kind of warning: "(who, figure), ..." after its sentence; a warning
+    of one pair, or of no known kind, in its own words."""
+    by_code: dict[str, list[tuple[str, Notice]]] = {}
+    for who, notice in found:
+        by_code.setdefault(notice.code, []).append((who, notice))
+    lines = []
+    for code, items in by_code.items():
+        if code in GROUPED and len(items) > 1:
+            sentence, figure = GROUPED[code]
+            who = ", ".join(f"{name} {figure(n.params)}" for name, n in items)
+            lines.append(f"{sentence}: {who}")
+        else:
+            lines += [f"{name}: {say(n)}" for name, n in items]
+    return lines

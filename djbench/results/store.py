@@ -149,3 +149,39 @@ def load_matrix(path: Path) -> MatrixDocument:
     if not isinstance(data, dict) or data.get("kind") != "matrix":
         raise ResultsError(f"{path} is not a djbench matrix file")
     return _validated(MatrixDocument, data, f"{path} is not a valid matrix file")
+
+
+def newest(folder: Path, count: int = 1) -> list[Path]:
+    """The newest `count` runs' files in `folder`, oldest first: a run's file is named by
+    its start time (UTC), a --matrix's `matrix.json` sits in its own folder; a verify
+    gate's files are skipped. ResultsError when there is none."""
+    found: list[tuple[str, Path]] = []
+    for path in folder.glob("*.json"):
+        found.append((path.stem, path))
+    for path in folder.glob("*/matrix.json"):
+        found.append((path.parent.name, path))
+    runs = []
+    for _, path in sorted(found):
+        if path.name == "matrix.json":
+            runs.append(path)
+            continue
+        try:
+            kind = json.loads(path.read_text(encoding="utf-8")).get("kind")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+            continue
+        if kind == "benchmark":
+            runs.append(path)
+    if not runs:
+        raise ResultsError(
+            f"no runbench results in {folder}/: run `manage.py runbench` first, or name a "
+            "results file"
+        )
+    return runs[-count:]
+
+
+RUNS_DIR = "bench-results"  # runbench's --output default: where the read commands look
+
+
+def given_or_newest(paths: list[Path], folder: Path, count: int) -> list[Path]:
+    """The files a read command was given, else the newest `count` runs in `folder`."""
+    return paths if paths else newest(folder, count)

@@ -92,6 +92,7 @@ def spend(
         extra = dataclasses.replace(
             plan, deployments=chosen, trials=1, first_round=round_index, seed=plan.seed + added
         )
+        progress.grow(extra.total_trials())
         run_benchmark(project, extra, recorder, run_dir, progress, stop_at=deadline)
         recorder.save()
         added += 1

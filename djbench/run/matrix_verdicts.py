@@ -10,6 +10,8 @@ from djbench.reports.compare import Comparison, compare
 from djbench.results import decide, store
 from djbench.results.analysis import load_cell
 from djbench.results.model import MatrixDocument, MatrixPair, MatrixVerdict
+from djbench.run import exits
+from djbench.run.exits import Outcome
 from djbench.run.matrix_build import CellState, Settings
 
 
@@ -131,8 +133,9 @@ class Looks:
         return level
 
 
-def problem(document: MatrixDocument) -> str | None:
-    """The one-line reason for exit code 1, or None."""
+def problem(document: MatrixDocument) -> Outcome | None:
+    """How the matrix ended when not with exit 0: a cell that could not run leaves it
+    incomplete (3); a pair worse or an answer changed shape fails its verdict (1)."""
     worse = sum(len(v.worse) for v in document.verdicts)
     shapes_changed = sum(len(v.shape_changes) for v in document.verdicts)
     failed = [c.label for c in document.cells if c.status != "ok"]
@@ -146,4 +149,7 @@ def problem(document: MatrixDocument) -> str | None:
     base = next((c for c in document.cells if c.label == document.base), None)
     if base is not None and base.status != "ok":
         parts.append(f"the base cell {base.label} did not run: nothing was compared")
-    return "; ".join(parts) or None
+    if not parts:
+        return None
+    message = "; ".join(parts)
+    return exits.incomplete(message) if failed else exits.verdict(message)

@@ -130,6 +130,8 @@ class Progress:
     say: Callable[[str], None] = lambda message: None
     # A timed trial finished (a log without a terminal prints a line for it).
     finished: Callable[[str, Trial], None] = lambda label, trial: None
+    # More steps than planned (--budget's added rounds): the total grows by n.
+    grow: Callable[[int], None] = lambda n: None
 
     def trial_done(self, label: str, trial: Trial) -> None:
         self.advance(1, label)

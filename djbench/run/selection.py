@@ -192,13 +192,10 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
     ]
     if not opts.workers_auto:
         return every
-    # --workers auto: each server's documented layout for the CPUs it has, serving the
-    # run's highest concurrency.
-    cpus, most = cpu_count(selection.server_cpus), max(opts.concurrency)
+    # --workers auto: each server's documented layout for the CPUs it has.
+    cpus = cpu_count(selection.server_cpus)
     return [
-        deployment(d, tuning.recommended(d.server.tuning, cpus, most))
-        if d.server.multi_worker
-        else d
+        deployment(d, tuning.recommended(d.server.tuning, cpus)) if d.server.multi_worker else d
         for d in every
     ]
 

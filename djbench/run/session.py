@@ -21,9 +21,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from djbench.launch.process import pinned_self, reap, start_watchdog, terminate_on_signals
+from djbench.measure.drivers import unavailable
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
+from djbench.reports import outputs
 from djbench.reports.console import (
     console_for,
     print_held,
@@ -32,10 +34,12 @@ from djbench.reports.console import (
     print_skipped,
     trial_line,
 )
+from djbench.reports.outputs import answer_lines
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import PairResult
-from djbench.run import logins, record, remote, resume, services, variants
+from djbench.run import exits, logins, record, remote, resume, services, variants
+from djbench.run.exits import Outcome
 from djbench.run.modes.base import Context, Invocation, Mode
 from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
 from djbench.run.selection import (
@@ -54,7 +58,7 @@ from djbench.run.selection import (
 class TimedMode(Mode):
     """A job that loads servers: the shared flow, with its own part in ``run``."""
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
         return run_timed(command, self, opts, how)
 
 
@@ -119,6 +123,8 @@ def planned(
     remote.check(opts, driver, loopback)
     chosen = chosen_scenarios(selection, opts)
     mode.check(opts, selection, driver)
+    if (missing := unavailable(driver)) is not None:
+        raise OptionError(missing)
     assert opts.seed is not None
     to_run, not_run, refused_why = runnable(selection, opts, console, driver)
     if opts.config_from is not None:
@@ -138,7 +144,9 @@ def planned(
     return plan, refused
 
 
-def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocation) -> str | None:
+def run_timed(
+    command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocation
+) -> Outcome | None:
     started = time.monotonic()
     if opts.seed is None:
         opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
@@ -191,7 +199,7 @@ def interrupted_says(recorder: Recorder, output: Path) -> Iterator[None]:
         raise CommandError(
             f"could not save the results ({exc}); every server was stopped; the file "
             f"holds the trials saved before; when there is room again: {resume}",
-            returncode=1,
+            returncode=exits.INCOMPLETE,
         ) from None
     except KeyboardInterrupt:
         recorder.document.status = "interrupted"
@@ -200,12 +208,12 @@ def interrupted_says(recorder: Recorder, output: Path) -> Iterator[None]:
         raise CommandError(
             f"interrupted; every server was stopped; results so far in {path}; "
             f"finish with: {resume}",
-            returncode=130,
+            returncode=exits.INTERRUPTED,
         ) from None
 
 
 def progress_lines(console: Console, total: int) -> Progress:
-    done = [0]
+    done, planned = [0], [total]
 
     def out(text: str) -> None:
         console.print(escape(text))
@@ -215,10 +223,14 @@ def progress_lines(console: Console, total: int) -> Progress:
     def advance(n: int, label: str) -> None:
         done[0] += n
 
+    def grow(n: int) -> None:
+        planned[0] += n
+
     return Progress(
         advance=advance,
         say=out,
-        finished=lambda label, trial: out(trial_line(done[0], total, label, trial)),
+        finished=lambda label, trial: out(trial_line(done[0], planned[0], label, trial)),
+        grow=grow,
     )
 
 
@@ -262,8 +274,9 @@ def announce(
     return mode.ticks(opts, plan, selection)
 
 
-def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> str | None:
-    """The run complete: saved, every table printed; what failed, in one sentence."""
+def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> Outcome | None:
+    """The run complete: saved, every table printed, the report and the guide written
+    beside the results, and the answer last; exit 3 when nothing was measured."""
     document = recorder.document
     document.status = "complete"
     document.finished = store.now()
@@ -272,9 +285,15 @@ def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> s
     mode.present(console, document)
     print_held(console, document)
     print_hops(console, document)
+    written = outputs.write_beside(recorder.path)
+    for text in answer_lines(recorder.path):
+        console.print(escape(text))
     console.print(escape(f"Results: {recorder.path}\nLogs: {run_dir / 'logs'}"))
-    bad = mode.failures(document)
-    return f"{len(bad)} pair(s) failed or were invalid (see above)" if bad else None
+    for text in written:
+        console.print(escape(text))
+    if not mode.measured(document):
+        return exits.incomplete("nothing was measured: every pair failed or was refused")
+    return None
 
 
 @contextlib.contextmanager
@@ -307,4 +326,7 @@ def progress_bar(console: Console, total: int) -> Iterator[Progress]:
         def advance(n: int, label: str) -> None:
             bar.update(task, advance=n, description=escape(label) if label else None)
 
-        yield Progress(advance=advance, say=lambda m: bar.console.print(escape(m)))
+        def grow(n: int) -> None:
+            bar.update(task, total=(bar.tasks[0].total or 0) + n)
+
+        yield Progress(advance=advance, say=lambda m: bar.console.print(escape(m)), grow=grow)

@@ -1,4 +1,5 @@
-"""``manage.py benchcompare BASE.json NEW.json``: worse, better, equivalent or inconclusive.
+"""``manage.py benchcompare [BASE.json NEW.json]``: worse, better, equivalent or
+inconclusive (with no files: the two newest runs, older as the base).
 
 Two separate runs: the machine may have changed between them (other work shifts whole
 runs here by 20-30%); comparing in one command (``runbench --matrix``) pairs the sides
@@ -18,7 +19,7 @@ from djbench.reports.compare_output import markdown, print_table
 from djbench.reports.console import console_for
 from djbench.results import decide
 from djbench.results.analysis import load_run
-from djbench.results.store import ResultsError
+from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
@@ -29,8 +30,15 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("base", type=Path, help="results file of the reference run")
-        parser.add_argument("new", type=Path, help="results file of the run to judge")
+        parser.add_argument("base", type=Path, nargs="?", help="results file of the reference run")
+        parser.add_argument("new", type=Path, nargs="?", help="results file of the run to judge")
+        parser.add_argument(
+            "--runs",
+            type=Path,
+            default=Path(RUNS_DIR),
+            help="with no results file: the newest run in this folder (runbench's --output; "
+            f"default {RUNS_DIR})",
+        )
         parser.add_argument(
             "--threshold",
             type=float,
@@ -58,8 +66,9 @@ class Command(BaseCommand):
     def handle(
         self,
         *args: Any,
-        base: Path,
-        new: Path,
+        base: Path | None,
+        new: Path | None,
+        runs: Path,
         threshold: float,
         alpha: float,
         json_path: Path | None,
@@ -72,8 +81,15 @@ class Command(BaseCommand):
             raise CommandError(
                 "--alpha takes a probability between 0 and 1, like 0.01", returncode=2
             )
+        if (base is None) != (new is None):
+            raise CommandError(
+                "give both results files, or neither (the two newest runs)", returncode=2
+            )
         try:
-            base_run, new_run = load_run(base), load_run(new)
+            paths = given_or_newest([p for p in (base, new) if p], runs, 2)
+            if len(paths) < 2:
+                raise ResultsError(f"only one run in {runs}/: name the two results files")
+            base_run, new_run = load_run(paths[0]), load_run(paths[1])
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if (why := reachable(base_run, new_run)) is not None:

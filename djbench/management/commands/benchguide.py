@@ -1,4 +1,5 @@
-"""``manage.py benchguide RESULTS.json``: a deployment choice guide from measured figures."""
+"""``manage.py benchguide [RESULTS.json]``: a deployment choice guide from measured figures
+(with no file: the newest run's)."""
 
 from __future__ import annotations
 
@@ -10,23 +11,35 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from djbench.reports import guide
 from djbench.reports.report import markdown_to_html_page
 from djbench.results.analysis import load_run
-from djbench.results.store import ResultsError
+from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
     help = "Write a deployment choice guide drawn from a runbench results file."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("results", type=Path)
+        parser.add_argument(
+            "results", type=Path, nargs="?", help="a results file (default: the newest run)"
+        )
+        parser.add_argument(
+            "--runs",
+            type=Path,
+            default=Path(RUNS_DIR),
+            help="with no results file: the newest run in this folder (runbench's --output; "
+            f"default {RUNS_DIR})",
+        )
         parser.add_argument(
             "--output", type=Path, help="guide.md or guide.html (default: print Markdown)"
         )
 
-    def handle(self, *args: Any, results: Path, output: Path | None, **options: Any) -> None:
+    def handle(
+        self, *args: Any, results: Path | None, runs: Path, output: Path | None, **options: Any
+    ) -> None:
         if output is not None and output.suffix not in (".md", ".html"):
             raise CommandError("--output must end in .md or .html", returncode=2)
         try:
-            run = load_run(results)
+            [path] = given_or_newest([results] if results else [], runs, 1)
+            run = load_run(path)
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         text = guide.markdown(run)

@@ -1,4 +1,5 @@
-"""``manage.py benchreport RESULTS.json [MORE.json ...]``: HTML and Markdown reports."""
+"""``manage.py benchreport [RESULTS.json ...]``: HTML and Markdown reports (with no file:
+the newest run's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.reports import report
 from djbench.results.analysis import load_runs
-from djbench.results.store import ResultsError
+from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
@@ -17,7 +18,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "results", type=Path, nargs="+", help="results files, or a --matrix run's matrix.json"
+            "results",
+            type=Path,
+            nargs="*",
+            help="results files, or a --matrix run's matrix.json (default: the newest run)",
+        )
+        parser.add_argument(
+            "--runs",
+            type=Path,
+            default=Path(RUNS_DIR),
+            help="with no results file: the newest run in this folder (runbench's --output; "
+            f"default {RUNS_DIR})",
         )
         parser.add_argument("--html", type=Path, help="HTML file to write")
         parser.add_argument("--markdown", type=Path, help="Markdown file to write")
@@ -26,19 +37,21 @@ class Command(BaseCommand):
         self,
         *args: Any,
         results: list[Path],
+        runs: Path,
         html: Path | None,
         markdown: Path | None,
         **options: Any,
     ) -> None:
         try:
-            runs = [run for path in results for run in load_runs(path)]
+            results = given_or_newest(results, runs, 1)
+            loaded = [run for path in results for run in load_runs(path)]
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if html is None and markdown is None:
             html = results[0].with_suffix(".html")
         if html is not None:
-            html.write_text(report.html(runs), encoding="utf-8")
+            html.write_text(report.html(loaded), encoding="utf-8")
             self.stdout.write(f"HTML report: {html}")
         if markdown is not None:
-            markdown.write_text(report.markdown(runs), encoding="utf-8")
+            markdown.write_text(report.markdown(loaded), encoding="utf-8")
             self.stdout.write(f"Markdown report: {markdown}")

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import (
+    BaseCommand,
+    CommandError,
+    CommandParser,
+    DjangoHelpFormatter,
+)
 
 from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
-from djbench.run import cli, modes, services, session
+from djbench.run import cli, exits, modes, services, session
 from djbench.run.flags import Job
 from djbench.run.modes import Invocation
+
+
+class _Formatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Django's option order, with the epilog's lines (the exit codes) kept."""
 
 
 class Command(BaseCommand):
@@ -30,6 +40,9 @@ class Command(BaseCommand):
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
+        # The exit codes' table after the options, its lines kept as written.
+        parser.epilog = exits.help_text()
+        parser.formatter_class = _Formatter
         # The jobs and their options first; Django's own options (--settings, -v) last.
         django_options = parser._action_groups[1]
         parser._action_groups.remove(django_options)
@@ -79,8 +92,10 @@ class Command(BaseCommand):
                 mode = modes.for_options(opts)
             problem = mode.main(self, opts, how)
         except OptionError as exc:
-            raise CommandError(str(exc), returncode=2) from None
+            raise CommandError(str(exc), returncode=exits.USAGE) from None
         except KeyboardInterrupt:
-            raise CommandError("interrupted; every server was stopped", returncode=130) from None
-        if problem:  # results are saved; the exit code tells CI that something failed
-            raise CommandError(problem, returncode=1)
+            raise CommandError(
+                "interrupted; every server was stopped", returncode=exits.INTERRUPTED
+            ) from None
+        if problem is not None:  # results are saved; the code says how (run/exits.py)
+            raise CommandError(problem.message, returncode=problem.code)

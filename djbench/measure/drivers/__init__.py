@@ -38,11 +38,17 @@ def pick(name: str, needs_rate: bool = False, http2: bool = False) -> Driver:
     if name == "auto" and not http2:
         return DEFAULT
     driver = HTTP2 if name == "auto" else DRIVERS[name]
-    if not driver.available():
-        raise DriverError(f"the {name} driver is not available here: {driver.install_hint}")
     if needs_rate and not driver.open_loop:
         raise DriverError(f"--rate needs an open-loop driver; {name} is closed-loop (use builtin)")
     return driver
+
+
+def unavailable(driver: Driver) -> str | None:
+    """Why the driver cannot run here (not installed), asked after every refusal of what
+    it cannot do: a pairing the job refuses is said first, wherever it runs."""
+    if driver.available():
+        return None
+    return f"the {driver.name} driver is not available here: {driver.install_hint}"
 
 
 def having(capability: str) -> str:
@@ -61,4 +67,5 @@ __all__ = [
     "LoadSpec",
     "having",
     "pick",
+    "unavailable",
 ]

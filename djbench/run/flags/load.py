@@ -17,9 +17,10 @@ from djbench.run.flags.base import (
 LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "quick",
-        "the quick profile (about 2 minutes; too few rounds for a verdict)",
+        "the quick profile: 1 s windows, 2 rounds, and 2 minutes for a job that runs until "
+        "it decides (matrix, capacity, sweep, churn, tune); too few rounds for a verdict",
         LOAD,
-        frozenset({"rounds", "matrix", "tune"}),
+        frozenset({"rounds", "matrix", "tune", "capacity", "sweep", "churn"}),
         None,
         cell=lambda o: o.profile == "quick",
     ),

@@ -20,6 +20,7 @@ from djbench.measure.drivers import Driver
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results.model import PairResult, RunDocument
+from djbench.run.exits import Outcome
 from djbench.run.runner import Plan, Progress, Recorder
 from djbench.run.selection import Selection
 
@@ -105,11 +106,11 @@ class Mode:
     def present(self, console: Console, document: RunDocument) -> None:
         """This job's own tables, after the results every run prints."""
 
-    def failures(self, document: RunDocument) -> list[PairResult]:
-        """The pairs whose failure fails the command (exit code 1)."""
-        return [e for e in document.results if e.status in ("failed", "invalid")]
+    def measured(self, document: RunDocument) -> list[PairResult]:
+        """The pairs the job measured (the others are findings): none is exit code 3."""
+        return [e for e in document.results if e.status == "ok"]
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
-        """The whole command; a one-line problem when something failed, else None (the
-        timed jobs': djbench.run.session.TimedMode)."""
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
+        """The whole command; how it ended when not with exit 0 (djbench.run.exits), else
+        None (the timed jobs': djbench.run.session.TimedMode)."""
         raise NotImplementedError

@@ -12,6 +12,7 @@ from djbench.plan import scenarios
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_list
+from djbench.run.exits import Outcome
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.session import begin
 
@@ -19,7 +20,7 @@ from djbench.run.session import begin
 class ListMode(Mode):
     name = "list"
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
         console = console_for(command.stdout, no_color=how.no_color)
         begin(console, opts)
         list_all(console, opts)

@@ -19,10 +19,11 @@ from djbench.plan import matrix_axes as matrix_plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
-from djbench.plan.runplan import RunOptions
+from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
 from djbench.reports.console import console_for, print_matrix_result
 from djbench.results import decide, store
 from djbench.run import matrix_build, matrix_cells, matrix_verdicts
+from djbench.run.exits import Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.selection import select
@@ -40,6 +41,7 @@ class MatrixAsk:
     alpha: float | None
     budget: str | None
     rounds: int | None  # --trials
+    quick: bool = False  # --quick: QUICK_BUDGET_S unless --budget says otherwise
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> MatrixAsk:
@@ -52,13 +54,15 @@ class MatrixAsk:
             alpha=options.get("alpha"),
             budget=options.get("budget"),
             rounds=options.get("trials"),
+            quick=bool(options.get("quick")),
         )
 
 
 def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
     """The matrix's settings from what was asked, each checked with one sentence."""
     axes = matrix_plan.parse(ask.axes)
-    budget = parse_duration("--budget", ask.budget or MATRIX_BUDGET)
+    default = f"{QUICK_BUDGET_S:g}s" if ask.quick else MATRIX_BUDGET
+    budget = parse_duration("--budget", ask.budget or default)
     threshold = decide.THRESHOLD if ask.threshold is None else ask.threshold
     alpha = decide.ALPHA if ask.alpha is None else ask.alpha
     if not (math.isfinite(threshold) and 0 < threshold < 1):
@@ -117,7 +121,7 @@ def check_reachable(opts: RunOptions, settings: matrix_build.Settings) -> None:
         )
 
 
-def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation) -> str | None:
+def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation) -> Outcome | None:
     """--matrix: build each cell's environment, run the plan interleaved, judge."""
     axes = matrix_plan.parse(ask.axes)
     matrix_cells.check_options(opts, ask.base, axes)
@@ -168,6 +172,6 @@ class MatrixMode(Mode):
     def from_command(cls, options: Mapping[str, Any]) -> Mode:
         return cls(MatrixAsk.of(options))
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
         assert self.ask is not None, "a matrix is built from the command's options"
         return main(command, self.ask, opts, how)

@@ -278,12 +278,10 @@ class TuneMode(TimedMode):
         print_capacity(console, document)
         print_tuning(console, document)
 
-    def failures(self, document: RunDocument) -> list[PairResult]:
-        # A search's losing candidates may be invalid (uWSGI with one thread leaves
-        # connections hung): that is the search working. A server with no best, or a
-        # best that is invalid, is a failure.
-        bad = super().failures(document)
+    def measured(self, document: RunDocument) -> list[PairResult]:
+        # A search's losing candidates may be invalid: that is the search working; what
+        # it measured is each server's best.
         if document.tuning is None:
-            return bad
+            return super().measured(document)
         best = document.tuning.best
-        return [e for e in bad if e.server not in best or best[e.server] == e.config]
+        return [e for e in super().measured(document) if best.get(e.server) == e.config]

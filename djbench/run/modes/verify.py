@@ -15,7 +15,8 @@ from djbench.plan.runplan import RunOptions
 from djbench.reports.console import console_for, print_gate, print_hops, print_matrix, print_skipped
 from djbench.results import store
 from djbench.results.model import RunDocument
-from djbench.run import logins, variants
+from djbench.run import exits, logins, variants
+from djbench.run.exits import Outcome
 from djbench.run.gates import GateResult, gate_entries, new_run_id, run_gates
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.record import plan_record, tools
@@ -26,11 +27,11 @@ from djbench.run.session import begin, selected, setup_project
 class VerifyMode(Mode):
     name = "verify"
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> str | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
         return verify_only(command, console_for(command.stdout, no_color=how.no_color), opts)
 
 
-def verify_only(command: BaseCommand, console: Console, opts: RunOptions) -> str | None:
+def verify_only(command: BaseCommand, console: Console, opts: RunOptions) -> Outcome | None:
     selection = selected(opts)
     begin(console, opts)
     print_skipped(console, selection.skipped)
@@ -73,4 +74,9 @@ def verify_only(command: BaseCommand, console: Console, opts: RunOptions) -> str
     print_hops(console, document)
     console.print(escape(f"Results: {path}\nLogs: {run_dir / 'logs'}"))
     failed = sorted({e.label for e in document.results if e.status == "failed"})
-    return f"verification failed for {', '.join(failed)} (see above)" if failed else None
+    # The gate is this job's verdict: a server that fails it fails the job (exit 1).
+    return (
+        exits.verdict(f"verification failed for {', '.join(failed)} (see above)")
+        if failed
+        else None
+    )

@@ -1,0 +1,150 @@
+"""The answer a run ends with, before any table: per scenario the deployment to use with
+its figure and interval, the deployments the run cannot tell from it, and what is not
+recommended with the reason in a few words; at most about fifteen lines
+(:data:`MAX_LINES`). It reads a results file's :class:`Run` only, as every report does:
+the run prints it, the HTML report opens with it, the guide repeats it.
+
+The figure is capacity within the latency target where the run searched for it
+(its range: the confirmed rate up to the lowest that failed), otherwise the typical
+req/s with a 95% t-interval over the pair's rounds and its median p99. Who leads and who
+ties is djbench.reports.ranking's rule, the guide's own.
+"""
+
+from __future__ import annotations
+
+from djbench.reports.ranking import (
+    CONFIDENCE,
+    best_by_throughput,
+    cause,
+    flagged,
+    rps_interval,
+    unfit,
+)
+from djbench.reports.words import say
+from djbench.results.analysis import UNDERSERVED, Pair, Run
+
+MAX_LINES = 15
+REASON_CHARS = 70  # a reason in a few words: the detail is in the tables below
+
+
+def _short(text: str, chars: int = REASON_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def _layout(run: Run) -> str:
+    """The layout every pair had, or that each had its own (--workers auto, --tune)."""
+    workers = {p.entry.workers for p in run.pairs if p.entry.workers}
+    levels = ",".join(str(c) for c in run.plan.concurrency) or "?"
+    if len(workers) != 1:
+        return f"each server's own layout, c={levels}"
+    return f"{workers.pop()} worker(s) each, c={levels}"
+
+
+def _throughput(pair: Pair) -> str:
+    rps = pair.median("rps") or 0.0
+    interval = rps_interval(pair)
+    said = f"{rps:,.0f} req/s"
+    if interval is not None:
+        said += f" [{interval[0]:,.0f}-{interval[1]:,.0f}]"
+    else:
+        said += " (one trial: no interval)"
+    if (p99 := pair.median("p99")) is not None:
+        said += f", p99 {p99:,.1f} ms"
+    return said
+
+
+def _capacity_line(scenario: str, pairs: list[Pair], unfit_here: dict[str, str]) -> str | None:
+    found = [
+        p
+        for p in pairs
+        if p.entry.capacity is not None
+        and p.entry.capacity.rps
+        and not p.entry.capacity.screening
+        and p.label not in unfit_here
+    ]
+    if not found:
+        return None
+    found.sort(key=lambda p: -(p.entry.capacity.rps or 0) if p.entry.capacity else 0)
+    lead = found[0].entry.capacity
+    assert lead is not None and lead.rps is not None
+    high = lead.bracket[1] if lead.bracket else lead.rps
+    ties = [
+        p.label
+        for p in found[1:]
+        if p.entry.capacity and (p.entry.capacity.bracket or (0, 0))[1] >= lead.rps
+    ]
+    line = (
+        f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s within p99 "
+        f"{lead.slo_p99_ms:g} ms (search range {lead.rps:,.0f}-{high:,.0f})"
+    )
+    return line + (f"; ranges overlap: {', '.join(ties)}" if ties else "")
+
+
+def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
+    pairs = run.by_scenario(scenario)
+    if (line := _capacity_line(scenario, pairs, unfit_here)) is not None:
+        return line
+    level = max((p.concurrency or 0 for p in pairs), default=0)
+    at_level = [p for p in pairs if (p.concurrency or 0) == level]
+    winners, _, blocked = best_by_throughput(at_level, unfit_here)
+    if blocked:
+        return (
+            f"{scenario}: no verdict: the leaders' trials vary too much to rank "
+            f"({', '.join(p.label for p in blocked)}); run more rounds (--budget)"
+        )
+    if not winners:
+        return f"{scenario}: no deployment served it correctly: nothing to recommend"
+    line = f"{scenario}: use {winners[0].label}: {_throughput(winners[0])}"
+    if len(winners) > 1:
+        line += f"; cannot be told from it: {', '.join(w.label for w in winners[1:])}"
+    return line
+
+
+def finding(pair: Pair) -> str | None:
+    """What rules a pair out, in a few words (None: nothing does)."""
+    reason = pair.reason
+    if pair.status == "invalid" and reason is not None and reason.code == "too_many_errors":
+        timeouts = reason.params.get("errors", {}).get("timeout", 0)
+        kind = "timed out" if timeouts else "failed"
+        return f"invalid: {reason.params.get('rate', 0):.1%} of requests {kind}"
+    if pair.status == "ok" and (w := pair.warning(UNDERSERVED)) is not None:
+        served, offered = w.params.get("in_flight", 0), w.params.get("concurrency", 0)
+        return f"served {served:.0f} of {offered} connections"
+    if pair.status in ("invalid", "failed", "incompatible") or unfit(pair) is not None:
+        return _short(f"{pair.status}: {say(reason) if reason else unfit(pair)}")
+    return None
+
+
+def _not_recommended(run: Run) -> list[str]:
+    """One line per deployment that may not be used, its first finding, and the
+    server's known cause on the next line."""
+    said: dict[str, list[str]] = {}
+    for pair in run.pairs:
+        if pair.label in said or (why := finding(pair)) is None:
+            continue
+        said[pair.label] = [f"  {pair.label}: {pair.scenario} {why}"]
+        if (known := cause(pair)) is not None:
+            said[pair.label].append(f"    cause: {known.split(';')[0]}")
+    return [line for found in said.values() for line in found]
+
+
+def lines(run: Run) -> list[str]:
+    """The answer: a line per scenario (never dropped: each is a workload's decision),
+    then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
+    plan = run.plan
+    rounds = (plan.trials or 0) + plan.rounds_added
+    head = (
+        f"Answer: {len({p.label for p in run.pairs})} deployment(s), {_layout(run)}, "
+        f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
+    )
+    unfit_here = flagged(run)
+    out = [head, *(f"  {_scenario_line(run, s, unfit_here)}" for s in run.scenarios())]
+    bad = _not_recommended(run)
+    if bad:
+        room = max(1, MAX_LINES - len(out) - 1)
+        out.append("Not recommended:")
+        if len(bad) > room:
+            bad = [*bad[: room - 1], f"  ... and {len(bad) - room + 1} more (see the guide)"]
+        out += bad
+    return out

@@ -1,0 +1,194 @@
+"""Who leads a scenario, and who may not be recommended at all: the rules the guide,
+the answer a run ends with and the report share (they read results files only).
+
+A pair leads when the decision engine (djbench.results.decide: paired by round, since
+the servers of one run share its rounds) finds no other better beyond the threshold at
+`TIE_ALPHA`; the pairs it cannot tell from the leader share the lead. A deployment that
+was invalid or failed, or that left connections unserved, anywhere in the run is
+`flagged`: it is never recommended, on any axis, and never drawn or tabled among the
+valid pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from scipy import stats as scipy_stats
+
+from djbench.launch.servers import SERVERS
+from djbench.reports.compare import estimate
+from djbench.reports.words import say
+from djbench.results import decide
+from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
+
+TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
+CONFIDENCE = 0.95  # the interval printed beside a figure that decides
+
+
+def trial_range(pair: Pair) -> tuple[float, float]:
+    values = pair.series("rps")
+    return (min(values), max(values)) if values else (0.0, 0.0)
+
+
+def underserved(pair: Pair) -> str | None:
+    warning = pair.warning(UNDERSERVED)
+    return None if warning is None else say(warning)
+
+
+def deploy_file(server: str) -> str:
+    spec = SERVERS.get(server)
+    return f"deploy/{spec.deploy_file}" if spec else "deploy/"
+
+
+def figures(pair: Pair) -> str:
+    rps = pair.median("rps") or 0
+    low, high = trial_range(pair)
+    p99 = pair.median("p99")
+    pss = pair.memory("pss_peak")
+    parts = [f"{rps:,.0f} req/s (trials {low:,.0f}-{high:,.0f})"]
+    if p99 is not None:
+        parts.append(f"p99 {p99:,.1f} ms")
+    if pss is not None:
+        parts.append(f"peak PSS {pss:,.1f} MiB")
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Tie:
+    """Why a pair shares the lead: the engine's verdict of the best against it (its
+    ratio, p and verdict), or that the trials could not be tested at all."""
+
+    p_value: float
+    testable: bool
+    ratio: float | None = None
+    verdict: str = "inconclusive"
+
+
+def tie_with(best: Pair, other: Pair) -> Tie | None:
+    """A tie unless the decision engine finds `best` better than `other` in req/s,
+    paired by round, beyond the threshold at TIE_ALPHA; None when it does.
+
+    "Best beats every other pair" is an intersection of tests, each at TIE_ALPHA, so no
+    multiplicity correction is needed for that claim (an intersection-union test).
+    """
+    e = estimate("rps", other, best, paired=True)
+    if e is None:
+        return Tie(1.0, False)
+    [d] = decide.judge([e], +1, TIE_ALPHA)
+    if d.verdict == "better":
+        return None
+    return Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict)
+
+
+def best_by_throughput(
+    pairs: list[Pair], elsewhere: dict[str, str] | None = None
+) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
+    """(winners, excluded with why, blocked).
+
+    Winners are the best and every pair the test cannot tell from it. A pair that is not
+    ok or that left connections unserved is excluded, and so is one `elsewhere` names
+    (:func:`flagged`: invalid or starved on another scenario of the run). An unstable
+    pair stays in the
+    ranking: if it is among the leaders, no winner is named (`blocked` lists them), since
+    naming the best *stable* pair would crown a server that may well be slower.
+    """
+    excluded: list[tuple[Pair, str]] = []
+    eligible = []
+    for pair in pairs:
+        if not pair.ok:
+            excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
+        elif (why := underserved(pair)) is not None:
+            excluded.append((pair, why))
+        elif elsewhere and pair.label in elsewhere:  # `flagged(run)`: unfit on another page
+            excluded.append((pair, elsewhere[pair.label]))
+        else:
+            eligible.append(pair)
+    eligible.sort(key=lambda p: -(p.median("rps") or 0))
+    if not eligible:
+        return [], excluded, []
+    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
+    blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
+    if blocked:
+        # Noise is a property of the run, not a reason against a server: the leaders are
+        # named in the "no verdict" line, never under "not recommended".
+        return [], excluded, blocked
+    return winners, excluded, []
+
+
+def tie_reason(winners: list[Pair]) -> str:
+    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w)) is not None]
+    if ties and not all(t.testable for t in ties):
+        n = min(len(w.series("rps")) for w in winners)
+        return (
+            f"with {n} trial(s) per server the paired test cannot separate them (it needs "
+            f"{decide.MIN_ROUNDS} rounds): run more trials to separate them"
+        )
+    said = ", ".join(
+        f"x{t.ratio:.3f}, "
+        + (
+            f"within {decide.THRESHOLD:.0%}"
+            if t.verdict == "equivalent"
+            else f"p = {t.p_value:.2g}"
+        )
+        for t in ties
+        if t.ratio is not None
+    )
+    return (
+        f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
+        f"{TIE_ALPHA:g} (best/other {said}), so this run cannot separate them"
+    )
+
+
+def _timed_out(pair: Pair) -> bool:
+    return any(t.errors.get("timeout", 0) for t in pair.entry.trials)
+
+
+def cause(pair: Pair) -> str | None:
+    """The server's known reason for requests that time out or connections left waiting
+    (its registry entry's `starves_when_blocked`), when this pair shows either."""
+    spec = SERVERS.get(pair.server)
+    if spec is None or spec.starves_when_blocked is None:
+        return None
+    if _timed_out(pair) or pair.warning(UNDERSERVED) is not None:
+        return spec.starves_when_blocked
+    return None
+
+
+def unfit(pair: Pair) -> str | None:
+    """Why this pair may not be ranked among valid ones (None: it may), with the
+    server's known cause when there is one."""
+    if pair.status in ("invalid", "failed"):
+        why = f"{pair.status}: {say(pair.reason)}"
+    elif pair.status == "ok" and not pair.valid_trials:
+        why = "no valid trial"
+    elif (starved := underserved(pair)) is not None:
+        why = starved
+    else:
+        return None
+    return why + (f"; cause: {known}" if (known := cause(pair)) else "")
+
+
+def flagged(run: Run) -> dict[str, str]:
+    """Each deployment that was invalid, failed or starved somewhere in the run, with the
+    first such finding (`on <scenario>: <why>`): never recommended on any axis."""
+    found: dict[str, str] = {}
+    for pair in run.pairs:
+        if (why := unfit(pair)) is not None:
+            found.setdefault(pair.label, f"on {pair.scenario}: {why}")
+    return found
+
+
+def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """A t-interval of the pair's typical req/s (geometric mean over its valid trials,
+    on the log scale, as the engine's ratios): few rounds give a wide interval, as they
+    should. None below two trials."""
+    values = [v for v in pair.series("rps") if v > 0]
+    n = len(values)
+    if n < 2:
+        return None
+    logs = [math.log(v) for v in values]
+    mean = sum(logs) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return math.exp(mean - half), math.exp(mean + half)

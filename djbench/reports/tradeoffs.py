@@ -1,0 +1,91 @@
+"""The report's first screen: the run's answer, then per scenario the trade-offs people
+weigh (throughput against p99, throughput against peak memory), one point per
+deployment, the efficient ones marked and the pairs that may not be ranked drawn apart
+(djbench.reports.ranking's rule). Reads results files only."""
+
+from __future__ import annotations
+
+import statistics
+
+from django.utils.safestring import mark_safe
+
+from djbench.reports import answer, charts
+from djbench.reports.ranking import unfit
+from djbench.reports.sections import Section
+from djbench.results.analysis import Pair, Run, trial_value
+
+# Each trade-off: its title, and the cost axis with the metric it reads (lower is better).
+COSTS = (
+    ("throughput against p99", "p99 ms (median)", "p99"),
+    ("throughput against memory", "peak PSS MiB (median of trials)", "pss_peak"),
+)
+
+
+def efficient(points: dict[str, tuple[float, float]]) -> set[str]:
+    """The deployments no other beats on both: at least as fast and as cheap, and
+    better on one (the Pareto front of req/s up, cost down)."""
+    return {
+        name
+        for name, (x, y) in points.items()
+        if not any(
+            (ox >= x and oy <= y) and (ox > x or oy < y)
+            for other, (ox, oy) in points.items()
+            if other != name
+        )
+    }
+
+
+def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
+    """req/s and the cost, medians over the pair's trials (valid or not: a pair drawn
+    apart is drawn where it was measured)."""
+    trials = pair.valid_trials or pair.entry.trials
+    xs = [t.rps for t in trials if t.rps]
+    ys = [v for t in trials if (v := trial_value(t, metric)) is not None]
+    if not xs or not ys:
+        return None
+    return statistics.median(xs), statistics.median(ys)
+
+
+def scatter_svg(pairs: list[Pair], title: str, axis: str, metric: str, many: bool) -> str | None:
+    """One trade-off of one scenario; None when fewer than two points could be drawn."""
+    points: dict[str, tuple[float, float]] = {}
+    apart: dict[str, tuple[float, float]] = {}
+    for pair in pairs:
+        if pair.status == "incompatible" or (point := _point(pair, metric)) is None:
+            continue
+        name = f"{pair.label} [{pair.run_tag}]" if many else pair.label
+        if pair.ok and unfit(pair) is None:
+            points[name] = point
+        else:
+            apart[name] = point
+    if len(points) + len(apart) < 2:
+        return None
+    return charts.scatter(title, points, efficient(points), apart, ("req/s (median)", axis))
+
+
+def answer_section(runs: list[Run]) -> Section:
+    """The answer each run printed at its end, first."""
+    lines = [line for run in runs for line in answer.lines(run)]
+    return Section(id="answer", title="Answer", preformatted=["\n".join(lines)])
+
+
+def tradeoff_sections(runs: list[Run]) -> list[Section]:
+    many = len(runs) > 1
+    sections = []
+    for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
+        pairs = [p for run in runs for p in run.by_scenario(scenario)]
+        for title, axis, metric in COSTS:
+            svg = scatter_svg(pairs, f"{scenario}: {title}", axis, metric, many)
+            if svg is None:
+                continue
+            sections.append(
+                Section(
+                    id=f"tradeoff-{scenario}-{metric}",
+                    title=f"Trade-off: {scenario}, {title}",
+                    intro="One point per deployment: right is faster, down is cheaper. "
+                    "Filled points are efficient (no other is both faster and cheaper); "
+                    "grey crosses were starved or invalid and are not ranked.",
+                    svg=mark_safe(svg),
+                )
+            )
+    return sections
