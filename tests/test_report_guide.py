@@ -89,7 +89,7 @@ def test_html_and_markdown_reports(tmp_path: Path) -> None:
         "## Latency: sleep-async",
         "## Memory",
         "## Direct vs behind Caddy",
-        "## Failed, invalid and incompatible pairs",
+        "## Failed, invalid, incompatible and starved pairs",
         "## Environment and plan",
         "## Exact commands",
     ):

@@ -3,7 +3,6 @@ live tuning of uWSGI and Gunicorn whose best configurations are files runbench r
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 from io import StringIO
@@ -252,53 +251,10 @@ def test_a_live_tuning_writes_configs_that_rerun_and_uwsgi_serves_every_connecti
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
     out = StringIO()
-    try:
-        _tune(out, tmp_path)
-    except CommandError:  # say which pairs, not only how many
-        first = out.getvalue()[-4000:]
-        if not _uwsgi_all_hung(tmp_path):
-            pytest.fail(first)
-        # Three times in about twenty CI passes uWSGI layouts lost 21-40 of ~200 requests
-        # to the request timeout (its hung requests, counted since issue 22), on a busy
-        # machine, never when run alone; the cause is not known. That is a measurement,
-        # not the tuning this test checks: once more, and if again, fail with both
-        # outputs and uWSGI's own logs.
-        logs = _uwsgi_logs(tmp_path)
-        out, tmp_path = StringIO(), tmp_path / "again-after-hangs"
-        try:
-            _tune(out, tmp_path)
-        except CommandError:
-            pytest.fail(
-                f"{first}\n--- uWSGI's logs, first attempt:\n{logs}\n---\n{out.getvalue()[-4000:]}"
-            )
+    # A search's losing layouts may be invalid (a finding of a completed run: exit 0).
+    _tune(out, tmp_path)
     [path] = tmp_path.glob("*.json")
     _check_tuned(path, out, tmp_path)
-
-
-def _uwsgi_all_hung(folder: Path) -> bool:
-    """Whether the tuning in `folder` failed only because uWSGI layouts were invalid with
-    timed-out requests (the flaky case above: all six layouts once, four of six at
-    3325635's CI run), and nothing else failed."""
-    [path] = folder.glob("*.json")
-    document = store.load(path)
-    bad = [e for e in document.results if e.status != "ok"]
-    gunicorn_ok = any(e.server == "gunicorn-sync" and e.status == "ok" for e in document.results)
-    timed_out = [
-        e
-        for e in bad
-        if e.server == "uwsgi"
-        and e.status == "invalid"
-        and any(t.errors.get("timeout", 0) for t in e.trials)
-    ]
-    return gunicorn_ok and bool(bad) and len(timed_out) == len(bad)
-
-
-def _uwsgi_logs(folder: Path) -> str:
-    tails = [
-        f"{log.name}: {log.read_text(errors='replace')[-600:]}"
-        for log in sorted(folder.rglob("uwsgi*.server.log"))
-    ]
-    return "\n".join(tails)[-3000:]
 
 
 def _tune(out: StringIO, tmp_path: Path) -> None:
@@ -344,11 +300,10 @@ def _check_tuned(path: Path, out: StringIO, tmp_path: Path) -> None:
     assert "Tuning: each server at its best" in out.getvalue()
     # --config-from reruns exactly those configurations.
     again = tmp_path / "again"
-    with contextlib.suppress(CommandError):
-        # Exit 1 when a pair is invalid: on a noisy day uWSGI's best left 13 of 477
-        # requests hung (2.7%) in this rerun. This test is about the rerun's layouts and
-        # every connection served, checked below; hung requests are reported, not hidden.
-        _rerun(path, again)
+    # A pair invalid in the rerun is a finding (exit 0): on a noisy day uWSGI's best left
+    # 13 of 477 requests hung (2.7%). This test is about the rerun's layouts and every
+    # connection served, checked below; hung requests are reported, not hidden.
+    _rerun(path, again)
     [rerun] = again.glob("*.json")
     entries = {e.server: e for e in store.load(rerun).results}
     assert {s: e.config for s, e in entries.items()} == record.best

@@ -161,28 +161,15 @@ def timeline(
     return _svg(fig)
 
 
-def scatter(
-    title: str,
-    points: dict[str, tuple[float, float]],
-    efficient: set[str],
-    apart: dict[str, tuple[float, float]],
-    axes: tuple[str, str],
-) -> str:
-    """One point per deployment (x: req/s, y: a cost), each labelled; the efficient ones
-    (no other both faster and cheaper) filled and joined, the pairs that may not be
-    ranked (`apart`: starved, invalid) drawn as grey crosses labelled as such."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+Points = dict[str, tuple[float, float]]
+
+
+def _scatter_panel(
+    ax: plt.Axes, points: Points, efficient: set[str], apart: Points, axes: tuple[str, str]
+) -> None:
     for name, (x, y) in points.items():
-        on_front = name in efficient
-        ax.plot(
-            [x],
-            [y],
-            marker="o",
-            markersize=7,
-            color="#4C72B0",
-            markerfacecolor="#4C72B0" if on_front else "white",
-            linestyle="none",
-        )
+        filled = "#4C72B0" if name in efficient else "white"
+        ax.plot([x], [y], marker="o", markersize=7, color="#4C72B0", markerfacecolor=filled)
         ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 3), fontsize=7)
     front = sorted(points[n] for n in efficient if n in points)
     if len(front) > 1:
@@ -199,5 +186,16 @@ def scatter(
         )
     ax.set_xlabel(axes[0])
     ax.set_ylabel(axes[1])
-    ax.set_title(title + " (filled: efficient; x: not ranked)", loc="left")
+
+
+def scatters(title: str, panels: list[tuple[Points, set[str], Points, tuple[str, str]]]) -> str:
+    """Side by side, one panel per trade-off: a point per deployment (x: req/s, y: a
+    cost), labelled; the efficient ones (no other both faster and cheaper) filled and
+    joined; the pairs that may not be ranked drawn apart as grey crosses."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(7.5 if len(panels) == 1 else 11, 3.8))
+    for ax, (points, efficient, apart, names) in zip(
+        [axes] if len(panels) == 1 else list(axes), panels, strict=True
+    ):
+        _scatter_panel(ax, points, efficient, apart, names)
+    fig.suptitle(title + " (filled: efficient; x: not ranked)", x=0.02, ha="left", fontsize=10)
     return _svg(fig)

@@ -46,10 +46,14 @@ def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
     return statistics.median(xs), statistics.median(ys)
 
 
-def scatter_svg(pairs: list[Pair], title: str, axis: str, metric: str, many: bool) -> str | None:
-    """One trade-off of one scenario; None when fewer than two points could be drawn."""
-    points: dict[str, tuple[float, float]] = {}
-    apart: dict[str, tuple[float, float]] = {}
+Points = dict[str, tuple[float, float]]
+
+
+def split(pairs: list[Pair], metric: str, many: bool) -> tuple[Points, Points]:
+    """(req/s, cost) of each pair that may be ranked, and of those drawn apart (starved,
+    invalid, failed with figures); an incompatible pair has no point."""
+    points: Points = {}
+    apart: Points = {}
     for pair in pairs:
         if pair.status == "incompatible" or (point := _point(pair, metric)) is None:
             continue
@@ -58,9 +62,18 @@ def scatter_svg(pairs: list[Pair], title: str, axis: str, metric: str, many: boo
             points[name] = point
         else:
             apart[name] = point
-    if len(points) + len(apart) < 2:
-        return None
-    return charts.scatter(title, points, efficient(points), apart, ("req/s (median)", axis))
+    return points, apart
+
+
+def scatter_svg(pairs: list[Pair], title: str, many: bool) -> str | None:
+    """The trade-offs of one scenario side by side; None when fewer than two points could
+    be drawn on any of them."""
+    panels = []
+    for _, axis, metric in COSTS:
+        points, apart = split(pairs, metric, many)
+        if len(points) + len(apart) >= 2:
+            panels.append((points, efficient(points), apart, ("req/s (median)", axis)))
+    return charts.scatters(title, panels) if panels else None
 
 
 def answer_section(runs: list[Run]) -> Section:
@@ -74,18 +87,18 @@ def tradeoff_sections(runs: list[Run]) -> list[Section]:
     sections = []
     for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
         pairs = [p for run in runs for p in run.by_scenario(scenario)]
-        for title, axis, metric in COSTS:
-            svg = scatter_svg(pairs, f"{scenario}: {title}", axis, metric, many)
-            if svg is None:
-                continue
-            sections.append(
-                Section(
-                    id=f"tradeoff-{scenario}-{metric}",
-                    title=f"Trade-off: {scenario}, {title}",
-                    intro="One point per deployment: right is faster, down is cheaper. "
-                    "Filled points are efficient (no other is both faster and cheaper); "
-                    "grey crosses were starved or invalid and are not ranked.",
-                    svg=mark_safe(svg),
-                )
+        svg = scatter_svg(pairs, f"{scenario}: throughput against p99 and memory", many)
+        if svg is None:
+            continue
+        sections.append(
+            Section(
+                id=f"tradeoff-{scenario}",
+                title=f"Trade-offs: {scenario}",
+                intro="One point per deployment: right is faster, down is cheaper (p99 on "
+                "the left, peak memory on the right). Filled points are efficient (no other "
+                "is both faster and cheaper); grey crosses were starved or invalid and are "
+                "not ranked.",
+                svg=mark_safe(svg),
             )
+        )
     return sections

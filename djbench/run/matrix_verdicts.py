@@ -134,8 +134,9 @@ class Looks:
 
 
 def problem(document: MatrixDocument) -> Outcome | None:
-    """How the matrix ended when not with exit 0: a cell that could not run leaves it
-    incomplete (3); a pair worse or an answer changed shape fails its verdict (1)."""
+    """How the matrix ended when not with exit 0: a pair worse or an answer changed
+    shape fails its verdict (1, whatever else happened: a verdict was reached); else a
+    cell that could not run leaves it incomplete (3)."""
     worse = sum(len(v.worse) for v in document.verdicts)
     shapes_changed = sum(len(v.shape_changes) for v in document.verdicts)
     failed = [c.label for c in document.cells if c.status != "ok"]
@@ -152,4 +153,4 @@ def problem(document: MatrixDocument) -> Outcome | None:
     if not parts:
         return None
     message = "; ".join(parts)
-    return exits.incomplete(message) if failed else exits.verdict(message)
+    return exits.verdict(message) if worse or shapes_changed else exits.incomplete(message)

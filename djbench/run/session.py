@@ -111,7 +111,9 @@ def setup_project(command: BaseCommand, project: Project) -> None:
             call_command(*argv, stdout=command.stdout, stderr=command.stderr)
         except (CommandError, DatabaseError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise CommandError(f"setup command {' '.join(argv)!r} failed: {first}") from None
+            raise CommandError(
+                f"setup command {' '.join(argv)!r} failed: {first}", returncode=exits.INCOMPLETE
+            ) from None
     connections.close_all()  # servers open their own; keep no SQLite lock here
 
 

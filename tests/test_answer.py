@@ -1,0 +1,99 @@
+"""The answer a run ends with, and what no report may recommend (issue 35): recorded
+results files, built through the model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from djbench.reports import answer, guide, report, tradeoffs
+from djbench.reports.ranking import flagged, rps_interval
+from djbench.results.analysis import load_run
+from djbench.results.model import PairResult
+from djbench.run import exits
+from tests.resultfiles import UNDERSERVED, entry, write
+
+
+def starved_uwsgi() -> list[PairResult]:
+    """As the fresh clone's make bench saw it (2026-12-01): uWSGI with the smallest
+    footprint, starved on health-sync, invalid on movies-sync; gevent invalid on
+    movies-sync with timeouts."""
+    return [
+        entry("uwsgi", "health-sync", [3758.0, 3700.0, 3790.0], pss=40.0, warnings=[UNDERSERVED]),
+        entry("gunicorn-sync", "health-sync", [2900.0, 2950.0, 2920.0], pss=60.0),
+        entry("granian-wsgi", "health-sync", [2600.0, 2640.0, 2610.0], pss=65.0),
+        entry("uwsgi", "movies-sync", [], status="invalid", reason="31 requests timed out"),
+        entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0], pss=61.0),
+        entry("gunicorn-gevent", "movies-sync", [], status="invalid", reason="timeouts"),
+    ]
+
+
+def test_the_guide_never_names_a_starved_or_invalid_deployment(tmp_path: Path) -> None:
+    run = load_run(write(tmp_path, "r", starved_uwsgi()))
+    assert set(flagged(run)) == {"uwsgi", "gunicorn-gevent"}
+    recs = guide.recommendations(run)
+    for rec in recs:
+        assert "uwsgi" not in rec.winners, rec
+    memory = next(r for r in recs if r.workload == "memory")
+    assert memory.winners == ["gunicorn-sync"]  # uWSGI's 40 MiB is not a footprint
+    assert "uwsgi" not in memory.text
+    trivial = next(r for r in recs if r.workload == "trivial")
+    assert trivial.winners == ["gunicorn-sync"]
+    assert "uwsgi" in " ".join(trivial.excluded)  # said why, under "not recommended"
+
+
+def test_the_answer_is_short_names_its_interval_and_what_is_ruled_out(tmp_path: Path) -> None:
+    run = load_run(write(tmp_path, "r", starved_uwsgi()))
+    said = answer.lines(run)
+    assert len(said) <= answer.MAX_LINES
+    text = "\n".join(said)
+    health = next(line for line in said if line.strip().startswith("health-sync:"))
+    assert "use gunicorn-sync" in health
+    low, high = rps_interval(next(p for p in run.pairs if p.label == "gunicorn-sync"))  # type: ignore[misc]
+    assert f"[{low:,.0f}-{high:,.0f}]" in health and low < 2920 < high
+    assert "Not recommended:" in text
+    assert re.search(r"uwsgi: health-sync served 1 of 32 connections", text)
+    assert "gunicorn-gevent: movies-sync invalid" in text
+    assert "95% interval" in said[0]
+
+
+def test_many_ruled_out_are_cut_to_the_limit_and_counted(tmp_path: Path) -> None:
+    entries = [entry("gunicorn-sync", "health-sync", [2900.0, 2950.0, 2920.0])] + [
+        entry(f"s{i}", "health-sync", [], status="invalid", reason="x") for i in range(20)
+    ]
+    said = answer.lines(load_run(write(tmp_path, "many", entries)))
+    assert len(said) == answer.MAX_LINES
+    assert re.search(r"\.\.\. and \d+ more", said[-1])
+
+
+def test_trade_offs_draw_starved_and_invalid_pairs_apart(tmp_path: Path) -> None:
+    run = load_run(write(tmp_path, "r", starved_uwsgi()))
+    points, apart = tradeoffs.split(run.by_scenario("health-sync"), "pss_peak", many=False)
+    assert set(points) == {"gunicorn-sync", "granian-wsgi"} and set(apart) == {"uwsgi"}
+    assert tradeoffs.efficient(points) == {"gunicorn-sync"}  # faster and smaller
+    ids = re.findall(r'<section id="([^"]+)"', report.html([run]))
+    assert ids[0] == "answer"
+    assert "tradeoff-health-sync" in ids
+    assert ids.index("tradeoff-health-sync") < ids.index("scenario-health-sync")
+
+
+@pytest.mark.parametrize(
+    ("points", "front"),
+    [
+        ({"a": (10.0, 5.0), "b": (8.0, 6.0)}, {"a"}),
+        ({"a": (10.0, 5.0), "b": (8.0, 2.0), "c": (9.0, 9.0)}, {"a", "b"}),
+        ({"a": (10.0, 5.0), "b": (10.0, 5.0)}, {"a", "b"}),
+    ],
+)
+def test_the_efficient_front(points: dict[str, tuple[float, float]], front: set[str]) -> None:
+    assert tradeoffs.efficient(points) == front
+
+
+def test_exit_codes_are_one_table() -> None:
+    codes = [code for code, _, _ in exits.TABLE]
+    assert codes == [0, 1, 2, 3, 130]
+    assert "exit codes:" in exits.help_text()
+    docs = Path(__file__).resolve().parent.parent / "docs" / "reference" / "exit-codes.md"
+    assert docs.read_text() == exits.markdown(), "python -m djbench.run.exits > " + str(docs)

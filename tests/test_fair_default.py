@@ -1,0 +1,45 @@
+"""The default comparison is fair (issue 35): every installed server's default layout
+serves every connection of the default concurrency, on real servers with short windows.
+uWSGI with its http11-socket once answered 1 of 32 keep-alive connections: a layout
+djbench chose, ranked as if it were uWSGI."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from djbench.launch.servers import SERVERS
+from djbench.plan.runplan import PROFILES
+from djbench.results import store
+from djbench.results.analysis import UNDERSERVED
+
+pytestmark = pytest.mark.servers
+
+
+def test_every_default_layout_serves_every_connection(live_database: str, tmp_path: Path) -> None:
+    if connection.vendor != "sqlite":
+        pytest.skip("the layouts are the servers' own: the SQLite pass only")
+    installed = [s.name for s in SERVERS.values() if not s.missing()]
+    [concurrency] = PROFILES["default"]["concurrency"]
+    out = StringIO()
+    call_command(
+        "runbench", "--servers", ",".join(installed), "--scenarios", "health-sync",
+        "--trials", "1", "--duration", "0.8", "--warmup", "0.3", "--ws-idle", "0",
+        "--no-setup", "--output", str(tmp_path), stdout=out,
+    )  # fmt: skip
+    [path] = tmp_path.glob("*.json")
+    document = store.load(path)
+    assert {e.server for e in document.results} == set(installed)
+    for entry in document.results:
+        assert entry.status == "ok", (entry.label, entry.reason)
+        assert entry.concurrency == concurrency
+        [trial] = entry.trials
+        codes = [w.code for w in trial.warnings] + [w.code for w in entry.summary.warnings]
+        assert UNDERSERVED not in codes, (entry.label, trial.warnings)
+        assert trial.in_flight_mean is not None
+        assert trial.in_flight_mean >= 0.9 * concurrency, (entry.label, trial.in_flight_mean)
+    assert "Not recommended:" not in out.getvalue(), out.getvalue()[-3000:]
