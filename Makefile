@@ -1,6 +1,6 @@
 # The two commands of the README. Each creates .venv on first use.
 #   make bench   runs the benchmark (SQLite, in-memory channel layer unless told otherwise)
-#   make test    lint, type-check, then the test suite on SQLite and again on PostgreSQL
+#   make test    lint, type-check, the docs site, then the suite on SQLite and on PostgreSQL
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy djbench sampleproject
 	$(BIN)/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 
 test: lint
 	$(BIN)/python -m pytest

@@ -23,10 +23,19 @@ def help_of(command: str, flag: str) -> str:
     return str(action.help)
 
 
-def test_every_option_on_a_readme_command_line_exists() -> None:
+def test_every_option_on_a_documented_command_line_exists() -> None:
     known = {c: options_of(c) for c in COMMANDS}
     missing = []
-    lines = (ROOT / "README.md").read_text().splitlines()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        missing += _unknown_options(page, known)
+    assert missing == []
+
+
+def _unknown_options(page: Path, known: dict[str, set[str]]) -> list[str]:
+    """Every `--option` on a `manage.py COMMAND` line of `page` that COMMAND lacks."""
+    missing = []
+    lines = page.read_text().splitlines()
+    name = page.relative_to(ROOT)
     for number, line in enumerate(lines, 1):
         # A command line and its continuation lines (ending in a backslash).
         found = re.search(r"manage\.py (\w+)", line)
@@ -37,8 +46,8 @@ def test_every_option_on_a_readme_command_line_exists() -> None:
             text, i = text + " " + lines[i], i + 1
         for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", text.split("#")[0]):
             if flag not in known[found[1]]:
-                missing.append(f"README.md:{number}: {found[1]} has no {flag}")
-    assert missing == []
+                missing.append(f"{name}:{number}: {found[1]} has no {flag}")
+    return missing
 
 
 def test_verdict_options_name_the_methods_used() -> None:
@@ -49,3 +58,10 @@ def test_verdict_options_name_the_methods_used() -> None:
     assert "Welch" in help_of("benchcompare", "--alpha")
     assert "paired t" in help_of("runbench", "--alpha")
     assert "equivalence margin" in help_of("benchcompare", "--threshold")
+
+
+def test_the_readme_is_short_and_its_links_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for target in re.findall(r"\]\(((?:docs/)[^)#]+)", readme):
+        assert (ROOT / target).exists(), target
