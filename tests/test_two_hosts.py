@@ -1,4 +1,4 @@
-"""Two machines for real (issue 25 item 6): the README's "Two machines" lines, run with
+"""Two machines for real (issue 25 item 6): the docs' "Two machines" lines (docs/drivers.md), run with
 the load machine as a network namespace on this machine.
 
 The namespace has its own network stack and is joined to this one by a veth pair; its
@@ -81,7 +81,7 @@ def namespace(one_pass: None) -> Iterator[tuple[str, str]]:
 
 def readme_lines() -> tuple[list[str], str]:
     """The README's two lines: runbench's argv (with its environment) and the worker's."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "drivers.md").read_text()  # the recipe's page
     block = text.split("<!-- two-machines:", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
     [bench] = [ln for ln in block.splitlines() if "manage.py runbench" in ln]
     [worker] = [ln for ln in block.splitlines() if "locust --worker" in ln]
