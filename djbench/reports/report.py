@@ -114,7 +114,7 @@ def latency_sections(runs: list[Run]) -> list[Section]:
     sections = []
     scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
     for scenario in scenarios:
-        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok]
+        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok and unfit(p) is None]
         levels = sorted({p.concurrency or 0 for p in pairs})
         if not pairs:
             continue
@@ -168,7 +168,7 @@ def memory_section(runs: list[Run]) -> Section | None:
     worst: dict[str, Pair] = {}
     for run in runs:
         for p in run.pairs:
-            if p.ok and p.memory("pss_peak"):
+            if p.ok and unfit(p) is None and p.memory("pss_peak"):
                 name = f"{p.label} [{p.run_tag}]" if many else p.label
                 if name not in worst or (p.memory("pss_peak") or 0) > (
                     worst[name].memory("pss_peak") or 0
@@ -418,7 +418,9 @@ def sweep_sections(runs: list[Run]) -> list[Section]:
 
 def efficiency_section(runs: list[Run]) -> Section | None:
     many = len(runs) > 1
-    pairs = [p for run in runs for p in run.pairs if p.ok and p.rps_per_100mb()]
+    pairs = [
+        p for run in runs for p in run.pairs if p.ok and unfit(p) is None and p.rps_per_100mb()
+    ]
     if not pairs:
         return None
     pairs.sort(key=lambda p: -(p.rps_per_100mb() or 0))

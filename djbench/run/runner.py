@@ -160,6 +160,11 @@ def run_benchmark(
         round_index = plan.first_round + index
         if until_round is not None and round_index >= until_round:
             break
+        if plan.trials > 1:  # a plan of one round (--budget's, a halving's) says its own
+            progress.say(
+                f"round {round_index + 1} of {plan.first_round + plan.trials}: "
+                f"{len(order)} deployment(s), in a fresh order"
+            )
         for deployment in order:
             usual = statistics.median(lasted) if lasted else 0.0
             if stop_at is not None and time.monotonic() + usual >= stop_at:
