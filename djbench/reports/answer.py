@@ -16,6 +16,8 @@ from djbench.reports.ranking import (
     CONFIDENCE,
     best_by_throughput,
     cause,
+    compared,
+    confirmed,
     flagged,
     rps_interval,
     unfit,
@@ -81,8 +83,15 @@ def _capacity_line(scenario: str, pairs: list[Pair], unfit_here: dict[str, str])
     return line + (f"; ranges overlap: {', '.join(ties)}" if ties else "")
 
 
+def _pairs(run: Run, scenario: str | None = None) -> list[Pair]:
+    """The pairs a decision reads: all of them, or in a --tune run each server's best on
+    its confirmation rounds (a losing candidate is the search working, not a finding)."""
+    pairs = run.pairs if scenario is None else run.by_scenario(scenario)
+    return confirmed(run, [p for p in pairs if compared(run, p)])
+
+
 def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
-    pairs = run.by_scenario(scenario)
+    pairs = _pairs(run, scenario)
     if (line := _capacity_line(scenario, pairs, unfit_here)) is not None:
         return line
     level = max((p.concurrency or 0 for p in pairs), default=0)
@@ -120,7 +129,7 @@ def _not_recommended(run: Run) -> list[str]:
     """One line per deployment that may not be used, its first finding, and the
     server's known cause on the next line."""
     said: dict[str, list[str]] = {}
-    for pair in run.pairs:
+    for pair in _pairs(run):
         if pair.label in said or (why := finding(pair)) is None:
             continue
         said[pair.label] = [f"  {pair.label}: {pair.scenario} {why}"]
@@ -135,7 +144,7 @@ def lines(run: Run) -> list[str]:
     plan = run.plan
     rounds = (plan.trials or 0) + plan.rounds_added
     head = (
-        f"Answer: {len({p.label for p in run.pairs})} deployment(s), {_layout(run)}, "
+        f"Answer: {len({p.label for p in _pairs(run)})} deployment(s), {_layout(run)}, "
         f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
     unfit_here = flagged(run)

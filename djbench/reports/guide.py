@@ -19,6 +19,8 @@ from djbench.reports.compare import estimate
 from djbench.reports.ranking import (
     TIE_ALPHA,
     best_by_throughput,
+    compared,
+    confirmed,
     deploy_file,
     figures,
     flagged,
@@ -40,7 +42,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results import decide
-from djbench.results.analysis import Pair, Run, summarise
+from djbench.results.analysis import Pair, Run
 from djbench.results.held import held
 
 WORKLOAD_TITLES = {
@@ -103,9 +105,9 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
         winners_all: list[str] = []
         excluded_all: list[str] = []
         for scenario in by_workload.get(workload, []):
-            direct = _confirmed(
+            direct = confirmed(
                 run,
-                [p for p in run.by_scenario(scenario) if p.front == "none" and _compared(run, p)],
+                [p for p in run.by_scenario(scenario) if p.front == "none" and compared(run, p)],
             )
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
@@ -153,29 +155,6 @@ def _basis(run: Run) -> str:
     """Which comparison a throughput verdict is: equal configurations, or tuned bests."""
     tuned = run.document.tuning is not None
     return "each at its best (tuned)" if tuned else "equal configuration"
-
-
-def _compared(run: Run, pair: Pair) -> bool:
-    """In a --tune run only each server's best configuration is compared."""
-    tuning = run.document.tuning
-    return tuning is None or tuning.best.get(pair.server) == pair.entry.config
-
-
-def _confirmed(run: Run, pairs: list[Pair]) -> list[Pair]:
-    """In a --tune run, each best on its confirmation rounds only: the rounds that
-    selected it flatter it (the winner's curse). Other runs: the pairs as they are."""
-    tuning = run.document.tuning
-    if tuning is None or not tuning.confirm_rounds:
-        return pairs
-    kept = set(tuning.confirm_rounds)
-    found = []
-    for pair in pairs:
-        entry = pair.entry.model_copy(deep=True)
-        entry.trials = [t for t in entry.trials if t.round in kept]
-        rounds = run.document.deployment_rounds
-        summarise(entry, [r for r in rounds if r.round in kept and r.deployment == entry.label])
-        found.append(Pair(run_id=pair.run_id, entry=entry, tag=pair.tag))
-    return found
 
 
 def tuning_recommendation(run: Run) -> Recommendation:

@@ -20,7 +20,7 @@ from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
 from djbench.reports.words import say
 from djbench.results import decide
-from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run
+from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 CONFIDENCE = 0.95  # the interval printed beside a figure that decides
@@ -192,3 +192,26 @@ def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, flo
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return math.exp(mean - half), math.exp(mean + half)
+
+
+def compared(run: Run, pair: Pair) -> bool:
+    """In a --tune run only each server's best configuration is compared."""
+    tuning = run.document.tuning
+    return tuning is None or tuning.best.get(pair.server) == pair.entry.config
+
+
+def confirmed(run: Run, pairs: list[Pair]) -> list[Pair]:
+    """In a --tune run, each best on its confirmation rounds only: the rounds that
+    selected it flatter it (the winner's curse). Other runs: the pairs as they are."""
+    tuning = run.document.tuning
+    if tuning is None or not tuning.confirm_rounds:
+        return pairs
+    kept = set(tuning.confirm_rounds)
+    found = []
+    for pair in pairs:
+        entry = pair.entry.model_copy(deep=True)
+        entry.trials = [t for t in entry.trials if t.round in kept]
+        rounds = run.document.deployment_rounds
+        summarise(entry, [r for r in rounds if r.round in kept and r.deployment == entry.label])
+        found.append(Pair(run_id=pair.run_id, entry=entry, tag=pair.tag))
+    return found
