@@ -14,12 +14,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from djbench.management.options import add_runs
 from djbench.reports.compare import compare, reachable
 from djbench.reports.compare_output import markdown, print_table
 from djbench.reports.console import console_for
 from djbench.results import decide
 from djbench.results.analysis import load_run
-from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
+from djbench.results.store import ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
@@ -32,13 +33,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("base", type=Path, nargs="?", help="results file of the reference run")
         parser.add_argument("new", type=Path, nargs="?", help="results file of the run to judge")
-        parser.add_argument(
-            "--runs",
-            type=Path,
-            default=Path(RUNS_DIR),
-            help="with no results file: the newest run in this folder (runbench's --output; "
-            f"default {RUNS_DIR})",
-        )
+        add_runs(parser)
         parser.add_argument(
             "--threshold",
             type=float,

@@ -8,10 +8,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from djbench.management.options import add_runs
 from djbench.reports import guide
 from djbench.reports.report import markdown_to_html_page
 from djbench.results.analysis import load_run
-from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
+from djbench.results.store import ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
@@ -21,13 +22,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "results", type=Path, nargs="?", help="a results file (default: the newest run)"
         )
-        parser.add_argument(
-            "--runs",
-            type=Path,
-            default=Path(RUNS_DIR),
-            help="with no results file: the newest run in this folder (runbench's --output; "
-            f"default {RUNS_DIR})",
-        )
+        add_runs(parser)
         parser.add_argument(
             "--output", type=Path, help="guide.md or guide.html (default: print Markdown)"
         )

@@ -8,9 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from djbench.management.options import add_runs
 from djbench.reports import report
 from djbench.results.analysis import load_runs
-from djbench.results.store import RUNS_DIR, ResultsError, given_or_newest
+from djbench.results.store import ResultsError, given_or_newest
 
 
 class Command(BaseCommand):
@@ -23,13 +24,7 @@ class Command(BaseCommand):
             nargs="*",
             help="results files, or a --matrix run's matrix.json (default: the newest run)",
         )
-        parser.add_argument(
-            "--runs",
-            type=Path,
-            default=Path(RUNS_DIR),
-            help="with no results file: the newest run in this folder (runbench's --output; "
-            f"default {RUNS_DIR})",
-        )
+        add_runs(parser)
         parser.add_argument("--html", type=Path, help="HTML file to write")
         parser.add_argument("--markdown", type=Path, help="Markdown file to write")
 
