@@ -36,6 +36,12 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+def server_rows(listed: str) -> dict[str, str]:
+    """--list's Servers table (name -> its row), before the table of what each is."""
+    table = listed.split("What each server is", 1)[0]
+    return {line.split("│")[1].strip(): line for line in table.splitlines() if "│" in line}
+
+
 def test_a_project_that_pins_gunicorn_keeps_it(tmp_path: Path) -> None:
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
@@ -63,14 +69,16 @@ def test_a_project_that_pins_gunicorn_keeps_it(tmp_path: Path) -> None:
     run([str(venv / "bin" / "django-admin"), "startproject", "mysite", "."], tmp_path, env)
     settings = tmp_path / "mysite" / "settings.py"
     settings.write_text(settings.read_text() + '\nINSTALLED_APPS += ["djbench"]\n')
-    listed = run([str(python), "manage.py", "runbench", "--list", "--no-color"], tmp_path, env)
-    rows = {line.split("│")[1].strip(): line for line in listed.splitlines() if "│" in line}
+    rows = server_rows(
+        run([str(python), "manage.py", "runbench", "--list", "--no-color"], tmp_path, env)
+    )
     assert "yes" in rows["gunicorn-sync"] and PINNED in rows["gunicorn-sync"]
     assert "yes" in rows["gunicorn-asgi"] and PINNED in rows["gunicorn-asgi"]
     assert "no: pip install" in rows["uwsgi"]  # not asked for: said how to get it
     # A project pinned to a Gunicorn without the ASGI worker: said, and nothing installed.
     run([uv(), "pip", "install", "-q", "--python", str(python), "gunicorn==23.0.0"], tmp_path, env)
-    listed = run([str(python), "manage.py", "runbench", "--list", "--no-color"], tmp_path, env)
-    rows = {line.split("│")[1].strip(): line for line in listed.splitlines() if "│" in line}
+    rows = server_rows(
+        run([str(python), "manage.py", "runbench", "--list", "--no-color"], tmp_path, env)
+    )
     assert "no: gunicorn 23.0.0 has no gunicorn.workers.gasgi" in rows["gunicorn-asgi"]
     assert "yes" in rows["gunicorn-sync"] and "23.0.0" in rows["gunicorn-sync"]

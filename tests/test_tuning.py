@@ -289,8 +289,10 @@ def _check_tuned(path: Path, out: StringIO, tmp_path: Path) -> None:
     assert len(record.candidates) == len(tuning.space(SERVERS["uwsgi"].tuning, 1)) + len(
         tuning.space(SERVERS["gunicorn-sync"].tuning, 1)
     )
-    # Behind its router every uWSGI layout serves every connection: none scored nothing.
-    assert all(c.rps for c in record.candidates if c.server == "uwsgi"), record.candidates
+    # Behind its router every uWSGI layout serves every connection: none that was
+    # measured failed for connections left unserved (the budget may leave some unrun).
+    measured = [c for c in record.candidates if c.server == "uwsgi" and c.rps]
+    assert measured and not [c for c in measured if c.why], record.candidates
     for server, file in record.files.items():
         data = json.loads(Path(file).read_text())
         assert data["server"] == server and data["config"] == record.best[server]

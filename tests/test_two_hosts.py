@@ -1,4 +1,4 @@
-"""Two machines for real (issue 25 item 6): the docs' "Two machines" lines (docs/drivers.md), run with
+"""Two machines for real (issue 25 item 6): the "Two machines" lines of docs/drivers.md, run with
 the load machine as a network namespace on this machine.
 
 The namespace has its own network stack and is joined to this one by a veth pair; its

@@ -36,7 +36,9 @@ LOG_WIDTH = 100  # without a terminal (a log, CI): every table fits this many co
 
 
 def console_for(stream: Any, no_color: bool = False) -> Console:
-    console = Console(file=stream, no_color=no_color, highlight=False, soft_wrap=False)
+    # soft_wrap: a line of text is never broken (a command printed to copy stays whole);
+    # tables are drawn to the width.
+    console = Console(file=stream, no_color=no_color, highlight=False, soft_wrap=True)
     if not console.is_terminal:
         console.width = LOG_WIDTH
     return console
