@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from djbench.reports.words import capacity_text
+from djbench.reports.search_words import capacity_text
 from djbench.results import capacity_stats, store
 from djbench.results.model import Capacity, CapacityStep
 from tests.slowserver import SlowServer, builtin_load

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from djbench.reports.words import churn_event_text
+from djbench.reports.search_words import churn_event_text
 from djbench.results import churn_stats, store
 from djbench.results.model import LoadPoint
 

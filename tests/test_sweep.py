@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from djbench.reports.words import sweep_text
+from djbench.reports.search_words import sweep_text
 from djbench.results import store, sweep_stats
 from djbench.results.model import SweepStep
 from tests.slowserver import SlowServer, builtin_load

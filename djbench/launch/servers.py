@@ -17,6 +17,16 @@ from pathlib import Path
 from typing import Literal
 
 from djbench.launch.argfile import read_args
+from djbench.launch.recycling import (
+    NO_RECYCLE,
+    RecycleFlags,
+    daphne_recycle,
+    granian_recycle,
+    gunicorn_recycle,
+    hypercorn_recycle,
+    uvicorn_recycle,
+    uwsgi_recycle,
+)
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import ONE_PROCESS, PER_CPU, Space
 
@@ -179,151 +189,6 @@ def _exe(spec: ServerSpec) -> str:
 def _bind(config: LaunchConfig) -> str:
     host = f"[{config.host}]" if ":" in config.host else config.host
     return f"{host}:{config.port}"
-
-
-# Worker recycling by request count is switched off for benchmarks: a recycle inside a
-# timed window would be measured as the server's cost, and the servers do not all have
-# it (Granian recycles by lifetime, Daphne not at all). Worse, with ONE process Uvicorn
-# does not recycle but exits (seen here: `--workers 1 --limit-max-requests 5` answered 6
-# requests, then exited with code 0; a lean-middleware run lost uvicorn mid-run). 0 means
-# "off" for uWSGI and Gunicorn; Uvicorn and Hypercorn have no "off" value on the command
-# line, hence the largest int.
-NO_RECYCLE = str(2**31 - 1)
-
-
-@dataclass(frozen=True)
-class RecycleFlags:
-    """A --recycle setting in one server's own options."""
-
-    argv: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)  # parts it has no option for
-    refused: str | None = None  # why it cannot recycle as asked (then nothing is run)
-    strip: tuple[str, ...] = ()  # options to drop from its deploy/*.args file first
-
-
-def _parts(recycle: Recycle) -> dict[str, int]:
-    found = {
-        "max-requests": recycle.max_requests,
-        "jitter": recycle.jitter,
-        "max-rss": recycle.max_rss,
-        "lifetime": recycle.lifetime,
-    }
-    return {k: v for k, v in found.items() if v is not None}
-
-
-def _mapped(server: str, recycle: Recycle, options: dict[str, list[str]], has: str) -> RecycleFlags:
-    """`options`: part -> the server's flag (and its value's prefix); the rest ignored."""
-    parts = _parts(recycle)
-    argv = [
-        arg for key, value in parts.items() if key in options for arg in [*options[key], str(value)]
-    ]
-    ignored = [key for key in parts if key not in options]
-    if not any(key in options for key in parts if key != "jitter"):
-        return RecycleFlags(
-            refused=f"{server} cannot recycle by {', '.join(ignored)}: it recycles {has}"
-        )
-    return RecycleFlags(argv=argv, ignored=ignored)
-
-
-# Recycling per server (checked with the versions in each one's Features.checked_with):
-# - Gunicorn: --max-requests N --max-requests-jitter J (random 0..J per worker); no memory
-#   or age limit. The master restarts the worker; requests queue in the listen backlog.
-# - uWSGI: --max-requests N, --max-requests-delta J (worker i gets N + i x J: staggered,
-#   not random), --reload-on-rss MB, --max-worker-lifetime S. Pitfall: a worker is never
-#   recycled before --min-worker-lifetime (default 10 s), whatever max-requests says.
-# - Uvicorn: --limit-max-requests N --limit-max-requests-jitter J; with ONE process it
-#   does not recycle but exits (seen with 0.54: the server is gone); with --workers >= 2
-#   the supervisor starts a new worker (seen: both workers replaced after 200 requests).
-# - Hypercorn: --max-requests N --max-requests-jitter J; recycles with one worker too
-#   (seen with 0.18: its worker process is replaced, the parent stays).
-# - Granian: --workers-lifetime S (at least 60 s) and --workers-max-rss MB (checked every
-#   --rss-sample-interval, default 30 s); no request count.
-# - Daphne: no recycling at all (one process; restart it from outside).
-def _uwsgi_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags(argv=["--max-requests", "0", "--reload-on-rss", "0"])
-    return _mapped(
-        "uwsgi",
-        recycle,
-        {
-            "max-requests": ["--max-requests"],
-            "jitter": ["--max-requests-delta"],
-            "max-rss": ["--reload-on-rss"],
-            "lifetime": ["--max-worker-lifetime"],
-        },
-        "by requests, memory and lifetime",
-    )
-
-
-def _gunicorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags(argv=["--max-requests", "0"])
-    if recycle.max_requests is not None and recycle.jitter is None:
-        # The shipped gunicorn.conf.py sets max_requests_jitter = 1000: without an
-        # explicit 0, max-requests=100 recycled after 100-1,100 requests (seen in a churn
-        # run: no restart in a 6 s window at 50 req/s per worker).
-        recycle = dataclasses.replace(recycle, jitter=0)
-    return _mapped(
-        "gunicorn",
-        recycle,
-        {"max-requests": ["--max-requests"], "jitter": ["--max-requests-jitter"]},
-        "by requests only (max_requests + jitter)",
-    )
-
-
-def _uvicorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags(argv=["--limit-max-requests", NO_RECYCLE])
-    if workers < 2 and recycle.max_requests is not None:
-        return RecycleFlags(
-            refused="uvicorn with one process exits at --limit-max-requests instead of "
-            "recycling; run --workers 2 or more"
-        )
-    return _mapped(
-        "uvicorn",
-        recycle,
-        {
-            "max-requests": ["--limit-max-requests"],
-            "jitter": ["--limit-max-requests-jitter"],
-        },
-        "by requests only (--limit-max-requests)",
-    )
-
-
-def _hypercorn_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags(argv=["--max-requests", NO_RECYCLE])
-    return _mapped(
-        "hypercorn",
-        recycle,
-        {"max-requests": ["--max-requests"], "jitter": ["--max-requests-jitter"]},
-        "by requests only (--max-requests)",
-    )
-
-
-GRANIAN_RECYCLE = ("--workers-lifetime", "--workers-max-rss")
-
-
-def _granian_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags(strip=GRANIAN_RECYCLE)
-    if recycle.lifetime is not None and recycle.lifetime < 60:
-        return RecycleFlags(refused="granian's --workers-lifetime is at least 60 s")
-    found = _mapped(
-        "granian",
-        recycle,
-        {"max-rss": ["--workers-max-rss"], "lifetime": ["--workers-lifetime"]},
-        "by memory (--workers-max-rss) and lifetime (--workers-lifetime)",
-    )
-    return RecycleFlags(
-        argv=found.argv, ignored=found.ignored, refused=found.refused, strip=GRANIAN_RECYCLE
-    )
-
-
-def _daphne_recycle(recycle: Recycle, workers: int) -> RecycleFlags:
-    if recycle.off:
-        return RecycleFlags()
-    return RecycleFlags(refused="daphne has no worker recycling (restart it from outside)")
 
 
 def _recycle_argv(spec: ServerSpec, config: LaunchConfig, off: list[str]) -> list[str]:
@@ -709,7 +574,7 @@ SERVERS: dict[str, ServerSpec] = {
                 why="uWSGI speaks no HTTP/2 (its --https needs an SSL build and serves "
                 "HTTP/1.1): put a TLS proxy in front (--proxy caddy-tls)"
             ),
-            recycler=_uwsgi_recycle,
+            recycler=uwsgi_recycle,
             default_threads=1,
             features=Features(
                 http2="no (put a proxy in front)",
@@ -734,7 +599,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, sync workers (one request at a time per process)",
             build=_gunicorn("sync", "wsgi"),
-            recycler=_gunicorn_recycle,
+            recycler=gunicorn_recycle,
             features=_GUNICORN_SYNC,
             own=_GUNICORN_OWN,
             # Gunicorn's docs: the sync worker does not support persistent connections
@@ -752,7 +617,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, gthread workers (a thread pool per process)",
             build=_gunicorn("gthread", "wsgi"),
-            recycler=_gunicorn_recycle,
+            recycler=gunicorn_recycle,
             features=_GUNICORN,
             own=_GUNICORN_OWN,
             default_threads=4,
@@ -768,7 +633,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn, gevent workers (greenlets, monkey-patched stdlib)",
             build=_gunicorn("gevent", "wsgi"),
-            recycler=_gunicorn_recycle,
+            recycler=gunicorn_recycle,
             features=_GUNICORN,
             own=_GUNICORN_OWN,
             # Measured 2026-12-02 (one worker, 32 keep-alive connections, movies-sync on
@@ -795,7 +660,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="gunicorn.conf.py",
             summary="Gunicorn managing Uvicorn workers (uvicorn-worker package)",
             build=_gunicorn("uvicorn_worker.UvicornWorker", "asgi"),
-            recycler=_gunicorn_recycle,
+            recycler=gunicorn_recycle,
             features=_GUNICORN_UVICORN,
             own=_GUNICORN_OWN,
         ),
@@ -812,7 +677,7 @@ SERVERS: dict[str, ServerSpec] = {
             # the user's pinned version (the extra's lower bound is every Gunicorn's).
             summary="Gunicorn's own ASGI worker (-k asgi), where the installed Gunicorn has it",
             build=_gunicorn("asgi", "asgi"),
-            recycler=_gunicorn_recycle,
+            recycler=gunicorn_recycle,
             features=_GUNICORN,
             own=_GUNICORN_OWN,
         ),
@@ -828,7 +693,7 @@ SERVERS: dict[str, ServerSpec] = {
             summary="Daphne (Twisted), the Channels project's server; one process",
             build=_daphne,
             own=_DAPHNE_OWN,
-            recycler=_daphne_recycle,
+            recycler=daphne_recycle,
             multi_worker=False,
             features=Features(
                 http2="yes, with TLS and Twisted's http2 and tls extras",
@@ -849,7 +714,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uvicorn.args",
             summary="Uvicorn with uvloop and httptools",
             build=_uvicorn,
-            recycler=_uvicorn_recycle,
+            recycler=uvicorn_recycle,
             features=_UVICORN,
             own=_UVICORN_OWN,
         ),
@@ -863,7 +728,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="uvicorn.args",
             summary="Uvicorn with asyncio and h11 (what a bare `pip install uvicorn` gives)",
             build=_uvicorn,
-            recycler=_uvicorn_recycle,
+            recycler=uvicorn_recycle,
             features=_UVICORN,
             own=_UVICORN_OWN,
         ),
@@ -877,7 +742,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="hypercorn.toml",
             summary="Hypercorn with the asyncio event loop",
             build=_hypercorn,
-            recycler=_hypercorn_recycle,
+            recycler=hypercorn_recycle,
             features=_HYPERCORN,
             own=_HYPERCORN_OWN,
         ),
@@ -891,7 +756,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="hypercorn.toml",
             summary="Hypercorn with uvloop",
             build=_hypercorn,
-            recycler=_hypercorn_recycle,
+            recycler=hypercorn_recycle,
             features=_HYPERCORN,
             own=_HYPERCORN_OWN,
         ),
@@ -906,7 +771,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="granian-wsgi.args",
             summary="Granian (Rust HTTP stack), WSGI interface, blocking thread pool",
             build=_granian("wsgi"),
-            recycler=_granian_recycle,
+            recycler=granian_recycle,
             features=_GRANIAN,
             own=_GRANIAN_OWN,
             default_threads=4,
@@ -922,7 +787,7 @@ SERVERS: dict[str, ServerSpec] = {
             deploy_file="granian-asgi.args",
             summary="Granian (Rust HTTP stack), ASGI interface",
             build=_granian("asgi"),
-            recycler=_granian_recycle,
+            recycler=granian_recycle,
             features=_GRANIAN,
             own=_GRANIAN_OWN,
         ),
@@ -949,7 +814,7 @@ def target_spec(url: str) -> ServerSpec:
         deploy_file="",
         summary=f"an already-running deployment at {url}",
         build=_no_build,
-        recycler=_daphne_recycle,
+        recycler=daphne_recycle,
         multi_worker=True,
         features=Features(
             http2="unknown",

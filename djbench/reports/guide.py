@@ -27,9 +27,8 @@ from djbench.reports.ranking import (
     tie_reason,
     underserved,
 )
+from djbench.reports.search_words import capacity_text, churn_event_text
 from djbench.reports.words import (
-    capacity_text,
-    churn_event_text,
     exceptions_text,
     growth_text,
     held_text,

@@ -11,42 +11,24 @@ from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
 from djbench.reports.ranking import cause, unfit
-from djbench.reports.sections import Section
+from djbench.reports.search_sections import capacity_sections, sweep_sections
+from djbench.reports.sections import Section, label_of, number, row_name
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import (
     broadcast_text,
     budget_text,
-    capacity_text,
     exceptions_text,
     growth_text,
     hop_advice,
     hop_causes,
     md_cell,
     md_text,
-    pair_name,
     restarts_text,
     say,
-    sweep_text,
     ws_short,
 )
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
 from djbench.results.held import held
-
-
-def _n(value: float | None, digits: int = 0) -> str:
-    return "" if value is None else f"{value:,.{digits}f}"
-
-
-def _label(pair: Pair, many_runs: bool) -> str:
-    label = pair.label if pair.concurrency is None else f"{pair.label} c{pair.concurrency}"
-    return f"{label} [{pair.run_tag}]" if many_runs else label
-
-
-def _row_name(pair: Pair, many_runs: bool) -> str:
-    """A table row's server cell: the server with its variant and recycling (the proxy
-    has its own column), and its run's tag when several runs are shown."""
-    name = pair_name(pair.entry)
-    return f"{name} [{pair.run_tag}]" if many_runs else name
 
 
 def scenario_sections(runs: list[Run]) -> list[Section]:
@@ -60,7 +42,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
         if not pairs:
             continue
         pairs.sort(key=lambda p: -(p.median("rps") or 0))
-        labels = [_label(p, many) for p in pairs]
+        labels = [label_of(p, many) for p in pairs]
         rps = [p.median("rps") or 0 for p in pairs]
         low = [min(p.series("rps")) for p in pairs]
         high = [max(p.series("rps")) for p in pairs]
@@ -88,18 +70,18 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
             s = p.entry.summary
             section.rows.append(
                 [
-                    _row_name(p, many),
+                    row_name(p, many),
                     p.proxy,
                     str(p.concurrency or "-"),
                     str(len(p.valid_trials)),
-                    _n(p.median("rps")),
+                    number(p.median("rps")),
                     f"{min(p.series('rps')):,.0f}-{max(p.series('rps')):,.0f}",
-                    _n(p.median("p50"), 2),
-                    _n(p.median("p99"), 2),
+                    number(p.median("p50"), 2),
+                    number(p.median("p99"), 2),
                     str(failures(s)),
-                    _n(p.memory("pss_idle"), 1),
-                    _n(p.memory("pss_peak"), 1),
-                    _n(p.rps_per_100mb()),
+                    number(p.memory("pss_idle"), 1),
+                    number(p.memory("pss_peak"), 1),
+                    number(p.rps_per_100mb()),
                 ]
             )
             if (rates := broadcast_rates(p.entry)) is not None:
@@ -157,7 +139,7 @@ def latency_sections(runs: list[Run]) -> list[Section]:
             for level, p in sorted(by_level.items()):
                 section.rows.append(
                     [name, str(level)]
-                    + [_n(p.median(m), 2) for m in ("p50", "p90", "p99", "p999", "max")]
+                    + [number(p.median(m), 2) for m in ("p50", "p90", "p99", "p999", "max")]
                 )
         sections.append(section)
     return sections
@@ -214,13 +196,13 @@ def memory_section(runs: list[Run]) -> Section | None:
             [
                 n,
                 str(p.memory("processes") or ""),
-                _n(p.memory("pss_idle"), 1),
-                _n(p.memory("pss_peak"), 1),
-                _n(p.memory("pss_after"), 1),
-                _n(p.memory("uss_peak"), 1),
-                _n(p.memory("uss_worker_peak"), 1),
-                _n(p.memory("rss_peak"), 1),
-                _n(proxy, 1),
+                number(p.memory("pss_idle"), 1),
+                number(p.memory("pss_peak"), 1),
+                number(p.memory("pss_after"), 1),
+                number(p.memory("uss_peak"), 1),
+                number(p.memory("uss_worker_peak"), 1),
+                number(p.memory("rss_peak"), 1),
+                number(proxy, 1),
             ]
         )
     idle = [(p, w) for run in runs for p in run.pairs if (w := p.entry.ws_idle) is not None]
@@ -262,7 +244,7 @@ def version_sections(runs: list[Run]) -> list[Section]:
                 ),
                 headers=["server", *by_cell],
                 rows=[
-                    [label, *[_n(series[cell][i]) for cell in by_cell]]
+                    [label, *[number(series[cell][i]) for cell in by_cell]]
                     for i, label in enumerate(labels)
                 ],
             )
@@ -280,7 +262,7 @@ def soak_sections(runs: list[Run]) -> list[Section]:
                 line = trial.timeline
                 if line is None:
                     continue
-                name = f"{_label(p, many)} {p.scenario}"
+                name = f"{label_of(p, many)} {p.scenario}"
                 sections.append(
                     Section(
                         id=f"soak-{len(sections)}",
@@ -306,11 +288,11 @@ def soak_sections(runs: list[Run]) -> list[Section]:
                         ],
                         rows=[
                             [
-                                _n(r.t, 1),
+                                number(r.t, 1),
                                 str(r.pid),
                                 ", ".join(str(x) for x in r.replaced),
                                 str(r.errors_around),
-                                _n(r.p99_around_ms, 1),
+                                number(r.p99_around_ms, 1),
                             ]
                             for r in line.restarts
                         ],
@@ -326,96 +308,6 @@ def soak_sections(runs: list[Run]) -> list[Section]:
     return sections
 
 
-def capacity_sections(runs: list[Run]) -> list[Section]:
-    """--capacity: per scenario, p99 against offered rate per server, and the table."""
-    many = len(runs) > 1
-    found = [
-        (run, p)
-        for run in runs
-        for p in run.pairs
-        if p.entry.capacity is not None and not p.entry.capacity.screening
-    ]
-    sections: list[Section] = []
-    for scenario in sorted({p.scenario for _, p in found}):
-        pairs = [p for _, p in found if p.scenario == scenario]
-        pairs.sort(key=lambda p: -((p.entry.capacity.rps or 0) if p.entry.capacity else 0))
-        slo = pairs[0].entry.capacity.slo_p99_ms if pairs[0].entry.capacity else 0.0
-        curves = {
-            _label(p, many): [
-                (s.offered, s.p99_ms)
-                for s in p.entry.capacity.steps
-                if s.phase == "search" and s.p99_ms
-            ]
-            for p in pairs
-            if p.entry.capacity is not None
-        }
-        knees = {
-            _label(p, many): p.entry.capacity.rps
-            for p in pairs
-            if p.entry.capacity is not None and p.entry.capacity.rps
-        }
-        sections.append(
-            Section(
-                id=f"capacity-{scenario}",
-                title=f"Capacity at p99 <= {slo:g} ms: {scenario}",
-                intro="The highest offered rate (open loop, latency from each request's due "
-                "time) served with p99 within the target, errors within the limit and 99% "
-                "completed, found by doubling then bisecting and confirmed by fresh windows "
-                "(the marker); each dot is one window of the search.",
-                svg=mark_safe(charts.capacity_curves(scenario, curves, knees, slo)),
-                headers=["server", "req/s at the target", "per core", "per 100 MiB", "how"],
-                rows=[
-                    [
-                        _label(p, many),
-                        _n(p.entry.capacity.rps),
-                        _n(p.entry.capacity.per_core),
-                        _n(p.entry.capacity.per_100mib),
-                        capacity_text(p.entry.capacity),
-                    ]
-                    for p in pairs
-                    if p.entry.capacity is not None
-                ],
-            )
-        )
-    return sections
-
-
-def sweep_sections(runs: list[Run]) -> list[Section]:
-    """--sweep: req/s against concurrency per server, one chart per scenario."""
-    many = len(runs) > 1
-    found = [p for run in runs for p in run.pairs if p.entry.sweep is not None]
-    sections: list[Section] = []
-    for scenario in sorted({p.scenario for p in found}):
-        pairs = [p for p in found if p.scenario == scenario and p.entry.sweep is not None]
-        curves = {
-            _label(p, many): [(float(s.concurrency), s.rps) for s in p.entry.sweep.steps]
-            for p in pairs
-            if p.entry.sweep is not None
-        }
-        sections.append(
-            Section(
-                id=f"sweep-{scenario}",
-                title=f"Concurrency sweep: {scenario}",
-                intro="Closed-loop req/s at 1, 2, 4, ... connections until two doublings in "
-                "a row raised it by less than 10%; the knee is the smallest concurrency "
-                "within 95% of the best.",
-                svg=mark_safe(charts.sweep_curves(scenario, curves)),
-                headers=["server", "knee", "best req/s", "how"],
-                rows=[
-                    [
-                        _label(p, many),
-                        str(p.entry.sweep.knee or ""),
-                        _n(p.entry.sweep.max_rps),
-                        sweep_text(p.entry.sweep),
-                    ]
-                    for p in pairs
-                    if p.entry.sweep is not None
-                ],
-            )
-        )
-    return sections
-
-
 def efficiency_section(runs: list[Run]) -> Section | None:
     many = len(runs) > 1
     pairs = [
@@ -424,7 +316,7 @@ def efficiency_section(runs: list[Run]) -> Section | None:
     if not pairs:
         return None
     pairs.sort(key=lambda p: -(p.rps_per_100mb() or 0))
-    labels = [f"{_label(p, many)} {p.scenario}" for p in pairs]
+    labels = [f"{label_of(p, many)} {p.scenario}" for p in pairs]
     return Section(
         id="efficiency",
         title="Requests per second per 100 MiB of peak PSS",
@@ -437,7 +329,7 @@ def efficiency_section(runs: list[Run]) -> Section | None:
             )
         ),
         headers=["server", "scenario", "req/s per 100 MiB"],
-        rows=[[_label(p, many), p.scenario, _n(p.rps_per_100mb())] for p in pairs],
+        rows=[[label_of(p, many), p.scenario, number(p.rps_per_100mb())] for p in pairs],
     )
 
 
@@ -467,12 +359,12 @@ def proxy_section(runs: list[Run]) -> Section | None:
                     p.server + where,
                     p.scenario,
                     str(p.concurrency or "-"),
-                    _n(base.median("rps")),
-                    _n(p.median("rps")),
+                    number(base.median("rps")),
+                    number(p.median("rps")),
                     f"{ratio:.2f}",
-                    _n(base.median("p99"), 2),
-                    _n(p.median("p99"), 2),
-                    _n(caddy_mem, 1),
+                    number(base.median("p99"), 2),
+                    number(p.median("p99"), 2),
+                    number(caddy_mem, 1),
                 ]
             )
     if not rows:
@@ -550,10 +442,10 @@ def churn_section(runs: list[Run]) -> Section | None:
     many = len(runs) > 1
     rows = [
         [
-            _row_name(p, many), p.proxy, p.scenario, str(c.workers),
-            f"{e.kind} ({e.signal})" if e.signal else e.kind, _n(e.t, 1), f"{e.failed:,}",
-            _n(e.worst_p99_ms, 1), _n(e.steady_p99_ms, 1),
-            "never" if e.recovered_after_s is None else _n(e.recovered_after_s, 1),
+            row_name(p, many), p.proxy, p.scenario, str(c.workers),
+            f"{e.kind} ({e.signal})" if e.signal else e.kind, number(e.t, 1), f"{e.failed:,}",
+            number(e.worst_p99_ms, 1), number(e.steady_p99_ms, 1),
+            "never" if e.recovered_after_s is None else number(e.recovered_after_s, 1),
             "yes" if e.kept_serving else "no",
         ]
         for run in runs
@@ -589,8 +481,8 @@ def held_section(runs: list[Run]) -> Section | None:
                 continue
             rows.append(
                 [
-                    _row_name(p, many), p.scenario, str(h.threads_peak), str(h.fds_peak),
-                    _n(h.db_peak), _n(h.db_after), _n(h.explained), exceptions_text(h),
+                    row_name(p, many), p.scenario, str(h.threads_peak), str(h.fds_peak),
+                    number(h.db_peak), number(h.db_after), number(h.explained), exceptions_text(h),
                     "; ".join(say(v) for v in h.verdicts),
                 ]
             )  # fmt: skip

@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 from django.utils.safestring import SafeString
 
+from djbench.reports.words import pair_name
+from djbench.results.analysis import Pair
+
 
 @dataclass
 class Section:
@@ -17,3 +20,19 @@ class Section:
     rows: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     preformatted: list[str] = field(default_factory=list)
+
+
+def number(value: float | None, digits: int = 0) -> str:
+    return "" if value is None else f"{value:,.{digits}f}"
+
+
+def label_of(pair: Pair, many_runs: bool) -> str:
+    label = pair.label if pair.concurrency is None else f"{pair.label} c{pair.concurrency}"
+    return f"{label} [{pair.run_tag}]" if many_runs else label
+
+
+def row_name(pair: Pair, many_runs: bool) -> str:
+    """A table row's server cell: the server with its variant and recycling (the proxy
+    has its own column), and its run's tag when several runs are shown."""
+    name = pair_name(pair.entry)
+    return f"{name} [{pair.run_tag}]" if many_runs else name

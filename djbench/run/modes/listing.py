@@ -11,7 +11,8 @@ from djbench.measure.drivers import DRIVERS
 from djbench.plan import scenarios
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
-from djbench.reports.console import console_for, print_list
+from djbench.reports.console import console_for
+from djbench.reports.listing import print_list
 from djbench.run.exits import Outcome
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.session import begin
