@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
+from djbench.reports import answer
 from djbench.reports.compare import estimate
 from djbench.reports.ranking import (
     TIE_ALPHA,
@@ -730,6 +731,12 @@ def markdown(run: Run) -> str:
         f"trials of {plan.duration or '?'} s with {plan.driver or '?'}.",
         "These recommendations hold for this project on this machine with these settings; "
         "measure yours with `python manage.py runbench`.",
+        "",
+        "## Answer",
+        "",
+        "```text",
+        *answer.lines(run),
+        "```",
         "",
         "## Recommendations by workload",
     ]

@@ -97,7 +97,7 @@ def best_by_throughput(
     eligible = []
     for pair in pairs:
         if not pair.ok:
-            excluded.append((pair, f"{pair.status}: {say(pair.reason)}"))
+            excluded.append((pair, unfit(pair) or f"{pair.status}: {say(pair.reason)}"))
         elif (why := underserved(pair)) is not None:
             excluded.append((pair, why))
         elif elsewhere and pair.label in elsewhere:  # `flagged(run)`: unfit on another page

@@ -448,6 +448,10 @@ GROUPED: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
         "compare in one command (--matrix)",
         lambda p: f"up to {p['max_percent']:.0f}%",
     ),
+    "unsettled": (
+        "the warm-up's throughput had not settled: the window may still include warm-up effects",
+        lambda p: f"after {p['seconds']:.1f} s",
+    ),
     "steal": (
         "the hypervisor took CPU time (steal): those figures read low",
         lambda p: f"up to {p['max_percent']:.1f}%",
