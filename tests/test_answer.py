@@ -73,6 +73,11 @@ def test_trade_offs_draw_starved_and_invalid_pairs_apart(tmp_path: Path) -> None
     points, apart = tradeoffs.split(run.by_scenario("health-sync"), "pss_peak", many=False)
     assert set(points) == {"gunicorn-sync", "granian-wsgi"} and set(apart) == {"uwsgi"}
     assert tradeoffs.efficient(points) == {"gunicorn-sync"}  # faster and smaller
+    # A deployment flagged on another scenario is drawn apart wherever it appears.
+    points, apart = tradeoffs.split(
+        run.by_scenario("health-sync"), "p99", many=False, elsewhere=frozenset({"granian-wsgi"})
+    )
+    assert set(points) == {"gunicorn-sync"} and set(apart) == {"uwsgi", "granian-wsgi"}
     ids = re.findall(r'<section id="([^"]+)"', report.html([run]))
     assert ids[0] == "answer"
     assert "tradeoff-health-sync" in ids

@@ -10,7 +10,7 @@ import statistics
 from django.utils.safestring import mark_safe
 
 from djbench.reports import answer, charts
-from djbench.reports.ranking import unfit
+from djbench.reports.ranking import flagged, unfit
 from djbench.reports.sections import Section
 from djbench.results.analysis import Pair, Run, trial_value
 
@@ -49,28 +49,31 @@ def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
 Points = dict[str, tuple[float, float]]
 
 
-def split(pairs: list[Pair], metric: str, many: bool) -> tuple[Points, Points]:
+def split(
+    pairs: list[Pair], metric: str, many: bool, elsewhere: frozenset[str] = frozenset()
+) -> tuple[Points, Points]:
     """(req/s, cost) of each pair that may be ranked, and of those drawn apart (starved,
-    invalid, failed with figures); an incompatible pair has no point."""
+    invalid, failed with figures, or a deployment `elsewhere` names: flagged on another
+    scenario, never marked efficient); an incompatible pair has no point."""
     points: Points = {}
     apart: Points = {}
     for pair in pairs:
         if pair.status == "incompatible" or (point := _point(pair, metric)) is None:
             continue
         name = f"{pair.label} [{pair.run_tag}]" if many else pair.label
-        if pair.ok and unfit(pair) is None:
+        if pair.ok and unfit(pair) is None and pair.label not in elsewhere:
             points[name] = point
         else:
             apart[name] = point
     return points, apart
 
 
-def scatter_svg(pairs: list[Pair], title: str, many: bool) -> str | None:
+def scatter_svg(pairs: list[Pair], title: str, many: bool, elsewhere: frozenset[str]) -> str | None:
     """The trade-offs of one scenario side by side; None when fewer than two points could
     be drawn on any of them."""
     panels = []
     for _, axis, metric in COSTS:
-        points, apart = split(pairs, metric, many)
+        points, apart = split(pairs, metric, many, elsewhere)
         if len(points) + len(apart) >= 2:
             panels.append((points, efficient(points), apart, ("req/s (median)", axis)))
     return charts.scatters(title, panels) if panels else None
@@ -84,10 +87,12 @@ def answer_section(runs: list[Run]) -> Section:
 
 def tradeoff_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
+    unfit_anywhere = frozenset(label for run in runs for label in flagged(run))
     sections = []
     for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
         pairs = [p for run in runs for p in run.by_scenario(scenario)]
-        svg = scatter_svg(pairs, f"{scenario}: throughput against p99 and memory", many)
+        title = f"{scenario}: throughput against p99 and memory"
+        svg = scatter_svg(pairs, title, many, unfit_anywhere)
         if svg is None:
             continue
         sections.append(
@@ -96,8 +101,8 @@ def tradeoff_sections(runs: list[Run]) -> list[Section]:
                 title=f"Trade-offs: {scenario}",
                 intro="One point per deployment: right is faster, down is cheaper (p99 on "
                 "the left, peak memory on the right). Filled points are efficient (no other "
-                "is both faster and cheaper); grey crosses were starved or invalid and are "
-                "not ranked.",
+                "is both faster and cheaper); grey crosses were starved or invalid, here or "
+                "on another scenario, and are not ranked.",
                 svg=mark_safe(svg),
             )
         )
