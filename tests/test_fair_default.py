@@ -5,6 +5,8 @@ djbench chose, ranked as if it were uWSGI."""
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
 from io import StringIO
 from pathlib import Path
 
@@ -26,10 +28,13 @@ def test_every_default_layout_serves_every_connection(live_database: str, tmp_pa
     installed = [s.name for s in SERVERS.values() if not s.missing()]
     [concurrency] = PROFILES["default"]["concurrency"]
     out = StringIO()
+    ci = tmp_path / "ci"
+    ci.mkdir()
     call_command(
         "runbench", "--servers", ",".join(installed), "--scenarios", "health-sync",
         "--trials", "1", "--duration", "0.8", "--warmup", "0.3", "--ws-idle", "0",
-        "--no-setup", "--output", str(tmp_path), stdout=out,
+        "--no-setup", "--output", str(tmp_path), "--summary", str(ci / "summary.md"),
+        "--junit", str(ci / "junit.xml"), "--bmf", str(ci / "bmf.json"), stdout=out,
     )  # fmt: skip
     [path] = tmp_path.glob("*.json")
     document = store.load(path)
@@ -43,3 +48,11 @@ def test_every_default_layout_serves_every_connection(live_database: str, tmp_pa
         assert trial.in_flight_mean is not None
         assert trial.in_flight_mean >= 0.9 * concurrency, (entry.label, trial.in_flight_mean)
     assert "Not recommended:" not in out.getvalue(), out.getvalue()[-3000:]
+    # The files CI reads, written at the end of the same run (issue 39 item 2).
+    for name in ("Summary", "JUnit", "BMF"):
+        assert f"{name}: {ci}" in out.getvalue()
+    cases = ET.parse(ci / "junit.xml").getroot().findall("testsuite/testcase")
+    assert len(cases) == len(installed)
+    assert [c.get("name") for c in cases if c.find("failure") is not None] == []
+    assert len(json.loads((ci / "bmf.json").read_text())) == len(installed)
+    assert "```text\nAnswer:" in (ci / "summary.md").read_text()

@@ -223,6 +223,7 @@ def test_every_flag_a_cell_is_not_given_is_the_matrix_s_or_the_parent_s() -> Non
         *("resume", "until_round", "budget", "tune_budget", "objective", "slo_p99"),
         *("soak_threshold", "matrix_base", "threshold", "alpha", "python", "offline"),
         *("output", "database", "redis"),
+        *("summary", "junit", "bmf"),  # the parent's CI files, from the matrix's results
     }
 
 

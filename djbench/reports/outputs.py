@@ -4,11 +4,13 @@ from any results file later). Reads the results file only, as every report does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from djbench.reports import answer, guide, report
-from djbench.results.analysis import load_run
-from djbench.results.store import ResultsError
+from djbench.reports import answer, ci_outputs, guide, report
+from djbench.results.analysis import load_run, load_runs
+from djbench.results.store import ResultsError, load_matrix
 
 
 def report_path(results: Path) -> Path:
@@ -46,3 +48,57 @@ def answer_lines(results: Path) -> list[str]:
         return answer.lines(load_run(results))
     except ResultsError as exc:
         return [f"No answer: {exc}"]
+
+
+@dataclass(frozen=True)
+class CiFiles:
+    """--summary, --junit, --bmf: the files a CI system reads, where asked."""
+
+    summary: Path | None = None
+    junit: Path | None = None
+    bmf: Path | None = None
+
+    def asked(self) -> list[tuple[str, Path]]:
+        found = (("Summary", self.summary), ("JUnit", self.junit), ("BMF", self.bmf))
+        return [(name, path) for name, path in found if path is not None]
+
+
+def _write(name: str, path: Path, make: Callable[[], str]) -> str:
+    try:
+        path.write_text(make(), encoding="utf-8")
+    except OSError as exc:
+        return f"{name} not written ({exc.strerror or exc}): {path}"
+    return f"{name}: {path}"
+
+
+def write_ci(results: Path, files: CiFiles) -> list[str]:
+    """A run's CI files from its results file; a line each saying where (or why not)."""
+    if not files.asked():
+        return []
+    try:
+        runs = [load_run(results)]
+    except ResultsError as exc:
+        return [f"CI files not written: {exc}"]
+    makers = {
+        "Summary": lambda: ci_outputs.summary_markdown(runs),
+        "JUnit": lambda: ci_outputs.junit_xml(runs),
+        "BMF": lambda: ci_outputs.bmf_json(runs),
+    }
+    return [_write(name, path, makers[name]) for name, path in files.asked()]
+
+
+def write_matrix_ci(matrix: Path, files: CiFiles) -> list[str]:
+    """A matrix's CI files: its verdicts (summary, JUnit), every cell's figures (BMF)."""
+    if not files.asked():
+        return []
+    try:
+        document = load_matrix(matrix)
+        runs = load_runs(matrix)
+    except ResultsError as exc:
+        return [f"CI files not written: {exc}"]
+    makers = {
+        "Summary": lambda: ci_outputs.matrix_summary_markdown(document),
+        "JUnit": lambda: ci_outputs.matrix_junit_xml(document),
+        "BMF": lambda: ci_outputs.bmf_json(runs),
+    }
+    return [_write(name, path, makers[name]) for name, path in files.asked()]

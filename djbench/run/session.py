@@ -34,7 +34,7 @@ from djbench.reports.console import (
     print_skipped,
     trial_line,
 )
-from djbench.reports.outputs import answer_lines
+from djbench.reports.outputs import CiFiles, answer_lines
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import PairResult
@@ -187,7 +187,7 @@ def run_timed(
     if how.until_round is not None and how.until_round < plan.trials:
         pause(console, recorder, how.until_round, Path(opts.output))
         return None
-    return finish(console, mode, recorder, run_dir)
+    return finish(console, mode, recorder, run_dir, how.ci)
 
 
 @contextlib.contextmanager
@@ -276,7 +276,9 @@ def announce(
     return mode.ticks(opts, plan, selection)
 
 
-def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> Outcome | None:
+def finish(
+    console: Console, mode: Mode, recorder: Recorder, run_dir: Path, ci: CiFiles
+) -> Outcome | None:
     """The run complete: saved, every table printed, the report and the guide written
     beside the results, and the answer last; exit 3 when nothing was measured."""
     document = recorder.document
@@ -287,7 +289,7 @@ def finish(console: Console, mode: Mode, recorder: Recorder, run_dir: Path) -> O
     mode.present(console, document)
     print_held(console, document)
     print_hops(console, document)
-    written = outputs.write_beside(recorder.path)
+    written = outputs.write_beside(recorder.path) + outputs.write_ci(recorder.path, ci)
     for text in answer_lines(recorder.path):
         console.print(escape(text))
     console.print(escape(f"Results: {recorder.path}\nLogs: {run_dir / 'logs'}"))

@@ -15,6 +15,7 @@ from django.core.management.base import (
 
 from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
+from djbench.reports.outputs import CiFiles
 from djbench.run import cli, exits, modes, services, session
 from djbench.run.flags import Job
 from djbench.run.modes import Invocation
@@ -85,7 +86,8 @@ class Command(BaseCommand):
             until = options["until_round"]
             if until is not None and until < 1:
                 raise OptionError("--until-round takes a round number of at least 1")
-            how = Invocation(no_color=options["no_color"], until_round=until)
+            ci = CiFiles(options["summary"], options["junit"], options["bmf"])
+            how = Invocation(no_color=options["no_color"], until_round=until, ci=ci)
             mode = modes.for_command(job.name, options)
             if options["resume"]:  # the run's own options, and so its own job
                 opts, how = session.resumed(options["resume"], opts, how)

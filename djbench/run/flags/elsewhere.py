@@ -99,6 +99,37 @@ OTHER_FLAGS: tuple[Flag, ...] = (
         type=Path,
         example="bench-results",
     ),
+    # What CI reads (djbench.reports.ci_outputs), written at the end from the results.
+    Flag(
+        "summary",
+        "also write a Markdown summary here: the answer, a row per pair, a matrix's "
+        "verdicts (for $GITHUB_STEP_SUMMARY or a merge-request comment)",
+        FILES,
+        TIMED | {"matrix"},
+        Path,
+        metavar="FILE",
+        example="summary.md",
+    ),
+    Flag(
+        "junit",
+        "also write JUnit XML here: a testcase per pair (a failure when it may not be "
+        "ranked), per matrix verdict (a failure when worse)",
+        FILES,
+        TIMED | {"matrix"},
+        Path,
+        metavar="FILE",
+        example="junit.xml",
+    ),
+    Flag(
+        "bmf",
+        "also write Bencher Metric Format JSON here: throughput with its interval, p99 "
+        "latency and peak memory per pair",
+        FILES,
+        TIMED | {"matrix"},
+        Path,
+        metavar="FILE",
+        example="bmf.json",
+    ),
     Flag(
         "no_setup",
         "skip DJBENCH['SETUP_COMMANDS']",

@@ -10,7 +10,7 @@ share the flow of djbench.run.session (its ``TimedMode``); --list, --verify-only
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +19,7 @@ from rich.console import Console
 from djbench.measure.drivers import Driver
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
+from djbench.reports.outputs import CiFiles
 from djbench.results.model import PairResult, RunDocument
 from djbench.run.exits import Outcome
 from djbench.run.runner import Plan, Progress, Recorder
@@ -39,6 +40,8 @@ class Invocation:
     # Stop after this many rounds (the file stays resumable): how --matrix interleaves
     # its cells round by round, each round one runbench per cell.
     until_round: int | None = None
+    # --summary, --junit, --bmf: written at the end, from the results
+    ci: CiFiles = field(default_factory=CiFiles)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
 from djbench.reports.console import console_for, print_matrix_result
+from djbench.reports.outputs import write_matrix_ci
 from djbench.results import decide, store
 from djbench.run import matrix_build, matrix_cells, matrix_verdicts
 from djbench.run.exits import Outcome
@@ -157,6 +158,8 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
         )
     print_matrix_result(console, document)
     console.print(escape(f"Matrix: {path}"))
+    for line in write_matrix_ci(path, how.ci):
+        console.print(escape(line))
     return matrix_verdicts.problem(document)
 
 

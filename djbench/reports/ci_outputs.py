@@ -1,0 +1,197 @@
+"""Outputs a CI system reads, from results files only: a Markdown summary (for
+``$GITHUB_STEP_SUMMARY`` or a merge-request comment), JUnit XML (a testcase per pair,
+per matrix verdict), and Bencher Metric Format JSON (https://bencher.dev/bmf.json: per
+benchmark, measures with a value and, where djbench has one, the interval's bounds).
+
+Hand-written, as small writers over the standard library's ElementTree and json: the
+formats are a few elements and keys each, and the libraries that write them (junit-xml,
+bencher's client) would add a dependency for less than this module.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from djbench.reports import answer
+from djbench.reports.ranking import rps_interval, unfit
+from djbench.reports.words import md_cell, say
+from djbench.results.analysis import Pair, Run
+from djbench.results.model import MatrixDocument
+
+# BMF measures: Bencher's built-in slugs where one fits (throughput in operations per
+# second, latency in nanoseconds), a slug of djbench's own for memory.
+THROUGHPUT, LATENCY, MEMORY = "throughput", "latency", "peak-pss-mib"
+
+
+def benchmark_name(pair: Pair, tag: str = "") -> str:
+    """One pair's stable name across runs: scenario, deployment, concurrency (and a
+    matrix cell's label): a benchmark's history in Bencher is keyed by it."""
+    name = f"{pair.scenario} {pair.label} c{pair.concurrency or '-'}"
+    return f"{tag} {name}" if tag else name
+
+
+def _metric(value: float, bounds: tuple[float, float] | None = None) -> dict[str, float]:
+    found = {"value": round(value, 6)}
+    if bounds is not None:
+        found |= {"lower_value": round(bounds[0], 6), "upper_value": round(bounds[1], 6)}
+    return found
+
+
+def bmf(runs: list[Run]) -> dict[str, dict[str, dict[str, float]]]:
+    """Every ranked pair's throughput (req/s with its 95% interval), p99 latency (ns)
+    and peak PSS (MiB); pairs that may not be ranked are left out, as everywhere."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for run in runs:
+        for pair in run.pairs:
+            if not pair.ok or unfit(pair) is not None or (rps := pair.median("rps")) is None:
+                continue
+            measures = {THROUGHPUT: _metric(rps, rps_interval(pair))}
+            if (p99 := pair.median("p99")) is not None:
+                measures[LATENCY] = _metric(p99 * 1e6)
+            if (pss := pair.memory("pss_peak")) is not None:
+                measures[MEMORY] = _metric(pss)
+            out[benchmark_name(pair, run.tag)] = measures
+    return out
+
+
+def bmf_json(runs: list[Run]) -> str:
+    return json.dumps(bmf(runs), indent=2, sort_keys=True) + "\n"
+
+
+def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
+    """One pair as a testcase: a failure when it may not be ranked (its own finding: a
+    deployment ruled out on another scenario fails there), skipped when incompatible;
+    True when it failed."""
+    seconds = sum(t.duration_s or 0.0 for t in pair.entry.trials)
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"djbench.{run.run_tag}.{pair.scenario}",
+        name=pair.label,
+        time=f"{seconds:.3f}",
+    )
+    if pair.status == "incompatible":
+        ET.SubElement(case, "skipped", message=f"incompatible: {say(pair.reason)}")
+        return False
+    why = unfit(pair)
+    if why is None:
+        rps = pair.median("rps") or 0.0
+        bounds = rps_interval(pair)
+        said = f"{rps:,.0f} req/s" + (f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]" if bounds else "")
+        ET.SubElement(case, "system-out").text = said
+        return False
+    failure = ET.SubElement(case, "failure", message=why, type=pair.status)
+    command = pair.entry.command.get("server") if pair.entry.command else None
+    failure.text = f"{why}\nserver: {command.shell}" if command is not None else why
+    return True
+
+
+def junit_xml(runs: list[Run]) -> str:
+    """A testsuite per run, a testcase per pair (the pair's figure in its output)."""
+    root = ET.Element("testsuites", name="djbench")
+    for run in runs:
+        suite = ET.SubElement(root, "testsuite", name=f"djbench run {run.run_id}")
+        failures = sum(_pair_case(suite, run, p) for p in run.pairs)
+        suite.set("tests", str(len(run.pairs)))
+        suite.set("failures", str(failures))
+        suite.set("skipped", str(sum(p.status == "incompatible" for p in run.pairs)))
+    return _xml(root)
+
+
+def matrix_junit_xml(document: MatrixDocument) -> str:
+    """A testsuite per compared cell, a testcase per pair's verdict against the base:
+    "worse" is a failure, a cell that could not run an error."""
+    root = ET.Element("testsuites", name=f"djbench matrix {document.matrix_id}")
+    for cell in document.cells:
+        if cell.status != "ok":
+            suite = ET.SubElement(root, "testsuite", name=cell.label, tests="1", errors="1")
+            case = ET.SubElement(suite, "testcase", classname="djbench.matrix", name=cell.label)
+            ET.SubElement(case, "error", message=cell.reason or "the cell could not run")
+    for verdict in document.verdicts:
+        suite = ET.SubElement(root, "testsuite", name=f"{verdict.cell} vs {verdict.base}")
+        worse = 0
+        for pair in verdict.pairs:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"djbench.matrix.{verdict.cell}.{pair.scenario}",
+                name=pair.label,
+            )
+            said = f"{pair.verdict}: " + "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
+            if pair.verdict == "worse":
+                worse += 1
+                ET.SubElement(case, "failure", message=said, type="worse").text = said
+            else:
+                ET.SubElement(case, "system-out").text = said
+        suite.set("tests", str(len(verdict.pairs)))
+        suite.set("failures", str(worse))
+    return _xml(root)
+
+
+def _xml(root: ET.Element) -> str:
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def summary_markdown(runs: list[Run]) -> str:
+    """The answer block, then a compact table of every pair (ranked first)."""
+    out: list[str] = []
+    for run in runs:
+        out += [f"## djbench run {run.run_id}", "", "```text", *answer.lines(run), "```", ""]
+        out += ["| scenario | deployment | req/s [95%] | p99 ms | peak PSS MiB | status |"]
+        out += ["| --- | --- | --- | --- | --- | --- |"]
+        ranked_first = sorted(
+            run.pairs, key=lambda p: (p.scenario, unfit(p) is not None, -(p.median("rps") or 0))
+        )
+        for pair in ranked_first:
+            out.append(_summary_row(pair))
+        out.append("")
+    return "\n".join(out)
+
+
+def _summary_row(pair: Pair) -> str:
+    rps, bounds = pair.median("rps"), rps_interval(pair)
+    figure = "" if rps is None else f"{rps:,.0f}"
+    if bounds is not None:
+        figure += f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]"
+    p99, pss = pair.median("p99"), pair.memory("pss_peak")
+    status = answer.finding(pair) or "ok"  # in a few words: the answer's own
+    cells: list[Any] = [
+        pair.scenario,
+        pair.label,
+        figure,
+        "" if p99 is None else f"{p99:,.1f}",
+        "" if pss is None else f"{pss:,.1f}",
+        status,
+    ]
+    return "| " + " | ".join(md_cell(str(c)) for c in cells) + " |"
+
+
+def matrix_summary_markdown(document: MatrixDocument) -> str:
+    """Each cell against the base: its verdict counts, then a row per pair."""
+    out = [
+        f"## djbench matrix {document.matrix_id}",
+        "",
+        f"{document.rounds} paired round(s); threshold {document.threshold:.0%}, false "
+        f"discovery rate {document.alpha:g} per metric over pairs and looks.",
+        "",
+    ]
+    for cell in document.cells:
+        if cell.status != "ok":
+            out += [f"- **{md_cell(cell.label)} could not run**: {md_cell(cell.reason or '')}"]
+    for verdict in document.verdicts:
+        counts = ", ".join(f"{n} {v}" for v, n in sorted(verdict.counts.items()))
+        out += ["", f"### {md_cell(verdict.cell)} vs {md_cell(verdict.base)}: {counts}", ""]
+        out += [
+            "| scenario | deployment | verdict | metrics (new/base) |",
+            "| --- | --- | --- | --- |",
+        ]
+        for pair in verdict.pairs:
+            metrics = "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
+            out.append(
+                f"| {md_cell(pair.scenario)} | {md_cell(pair.label)} | "
+                f"{'**worse**' if pair.verdict == 'worse' else pair.verdict} | {md_cell(metrics)} |"
+            )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,106 @@
+"""What CI reads (issue 39 item 2): the Markdown summary, JUnit XML and Bencher Metric
+Format JSON, from recorded results files built through the model."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+
+from djbench.reports import ci_outputs
+from djbench.results.analysis import load_run
+from djbench.results.model import MatrixDocument, MatrixPair, MatrixVerdict
+from tests.resultfiles import UNDERSERVED, entry, write
+
+BMF_SCHEMA = Path(__file__).parent / "fixtures" / "bmf.schema.json"
+
+
+def sample(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return load_run(
+        write(
+            tmp_path,
+            "ci",
+            [
+                entry("gunicorn-sync", "health-sync", [2900.0, 2950.0, 2920.0], p99=12.0),
+                entry("uwsgi", "health-sync", [3700.0, 3790.0, 3750.0], warnings=[UNDERSERVED]),
+                entry("uwsgi", "movies-sync", [], status="invalid", reason="31 requests timed out"),
+                entry("gunicorn-gevent", "movies-async", [], status="incompatible", reason="x"),
+            ],
+        )
+    )
+
+
+def test_bmf_follows_bencher_s_schema_and_leaves_out_what_is_not_ranked(tmp_path: Path) -> None:
+    found = json.loads(ci_outputs.bmf_json([sample(tmp_path)]))
+    jsonschema.validate(found, json.loads(BMF_SCHEMA.read_text()))
+    assert list(found) == ["health-sync gunicorn-sync c32"]  # uwsgi starved, then invalid
+    measures = found["health-sync gunicorn-sync c32"]
+    rps = measures["throughput"]
+    assert rps["lower_value"] < rps["value"] < rps["upper_value"]
+    assert measures["latency"]["value"] == 12.0 * 1e6  # p99 in nanoseconds, Bencher's unit
+    assert measures["peak-pss-mib"]["value"] == 60.0
+
+
+def test_junit_has_a_testcase_per_pair_and_fails_the_unranked(tmp_path: Path) -> None:
+    root = ET.fromstring(ci_outputs.junit_xml([sample(tmp_path)]))
+    assert root.tag == "testsuites"
+    [suite] = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("4", "2", "1")
+    assert len(cases) == 4
+    by_name = {(c.get("classname", "").rsplit(".", 1)[-1], c.get("name")): c for c in cases}
+    starved = by_name[("health-sync", "uwsgi")].find("failure")
+    assert starved is not None and "connections" in (starved.get("message") or "")
+    assert by_name[("movies-sync", "uwsgi")].find("failure") is not None
+    assert by_name[("movies-async", "gunicorn-gevent")].find("skipped") is not None
+    ok = by_name[("health-sync", "gunicorn-sync")]
+    assert ok.find("failure") is None and "req/s [" in (ok.findtext("system-out") or "")
+
+
+def test_the_summary_holds_the_answer_and_a_row_per_pair(tmp_path: Path) -> None:
+    text = ci_outputs.summary_markdown([sample(tmp_path)])
+    assert "```text\nAnswer:" in text
+    rows = [line for line in text.splitlines() if line.startswith("| health-sync")]
+    assert len(rows) == 2 and "| ok |" in rows[0]
+    assert "&lt;" not in text and "&gt;" not in text
+
+
+def test_a_matrix_s_worse_pair_is_a_junit_failure_and_bold_in_the_summary() -> None:
+    document = MatrixDocument(
+        matrix_id="m1",
+        axes={"ref": ["a", "b"]},
+        base="ref=a",
+        seed=1,
+        rounds=6,
+        verdicts=[
+            MatrixVerdict(
+                cell="ref=b",
+                base="ref=a",
+                counts={"worse": 1, "equivalent": 1},
+                pairs=[
+                    MatrixPair(
+                        label="gunicorn-sync",
+                        scenario="movies-sync",
+                        verdict="worse",
+                        metrics={"rps": "x0.755 p=0.001"},
+                    ),
+                    MatrixPair(
+                        label="gunicorn-sync",
+                        scenario="health-sync",
+                        verdict="equivalent",
+                        metrics={"rps": "x0.998 p=0.9"},
+                    ),
+                ],
+                worse=["gunicorn-sync movies-sync"],
+            )
+        ],
+    )
+    root = ET.fromstring(ci_outputs.matrix_junit_xml(document))
+    [suite] = root.findall("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failed = [c for c in suite.findall("testcase") if c.find("failure") is not None]
+    assert [c.get("classname") for c in failed] == ["djbench.matrix.ref=b.movies-sync"]
+    summary = ci_outputs.matrix_summary_markdown(document)
+    assert "| movies-sync | gunicorn-sync | **worse** | rps x0.755 p=0.001 |" in summary
