@@ -42,6 +42,19 @@ class Expect:
 
 
 @dataclass(frozen=True)
+class Thresholds:
+    """What a team holds a pair of this scenario to (None: not held). Checked on every
+    run (djbench.results.thresholds): missed only when the interval lies beyond it."""
+
+    p99_ms: float | None = None
+    error_rate: float | None = None
+    peak_pss_mib: float | None = None
+
+    def declared(self) -> dict[str, float]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True)
 class Request:
     method: str = "GET"
     path: str = "/"
@@ -93,6 +106,8 @@ class Scenario:
     workload: str = "trivial"
     user: str | None = None  # load it logged in as this user (a session made by runbench)
     csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
+    # Not part of the definition: a threshold changes what is asked, not what is measured.
+    thresholds: Thresholds = Thresholds()
 
     def fingerprint(self) -> str:
         """Changes whenever the definition does: results are comparable only when equal.
@@ -101,6 +116,7 @@ class Scenario:
         so that older scenarios keep their fingerprints.
         """
         data = asdict(self)
+        data.pop("thresholds")
         for request in [data["request"], *(c["request"] for c in data["checks"])]:
             request.pop("session_headers")
             for key in ("headers", "paths"):
@@ -163,6 +179,12 @@ class _RequestRaw(_Strict):
     paths: list[Annotated[str, Field(pattern=r"^/")]] = Field(default=[], max_length=1000)
 
 
+class _ThresholdsRaw(_Strict):
+    p99_ms: float | None = Field(default=None, gt=0)
+    error_rate: float | None = Field(default=None, ge=0, le=1)
+    peak_pss_mib: float | None = Field(default=None, gt=0)
+
+
 class _CheckRaw(_RequestRaw):
     label: str | None = None
     expect: _ExpectRaw = _ExpectRaw()
@@ -184,12 +206,14 @@ class _ScenarioRaw(_RequestRaw):
     user: str | None = Field(default=None, min_length=1)
     csrf: bool = False
     expect: _ExpectRaw = _ExpectRaw()
+    thresholds: _ThresholdsRaw = _ThresholdsRaw()
 
 
 class _FileRaw(_Strict):
     version: Literal[1]
     health_path: str = Field(default="/", pattern=r"^/")
     profiles: dict[str, list[str]] = {}
+    thresholds: _ThresholdsRaw = _ThresholdsRaw()  # every scenario's, unless it says its own
     scenario: list[_ScenarioRaw] = Field(min_length=1)
 
 
@@ -260,7 +284,13 @@ def _expect(raw: _ExpectRaw) -> Expect:
     )
 
 
-def _scenario(raw: _ScenarioRaw) -> Scenario:
+def _thresholds(default: _ThresholdsRaw, own: _ThresholdsRaw) -> Thresholds:
+    """The file's [thresholds], each key overridden by the scenario's own."""
+    given = {**default.model_dump(exclude_none=True), **own.model_dump(exclude_none=True)}
+    return Thresholds(**given)
+
+
+def _scenario(raw: _ScenarioRaw, default: _ThresholdsRaw) -> Scenario:
     checks = tuple(
         Check(
             label=c.label or f"check {i + 1}",
@@ -287,6 +317,7 @@ def _scenario(raw: _ScenarioRaw) -> Scenario:
         workload=raw.workload or _infer_workload(raw),
         user=raw.user,
         csrf=raw.csrf,
+        thresholds=_thresholds(default, raw.thresholds),
     )
 
 
@@ -320,7 +351,7 @@ def load(path: Path) -> ScenarioFile:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ScenarioError(f"{path}: {_problem(errors[0], data)}{more}") from None
-    scenarios = tuple(_scenario(r) for r in raw.scenario)
+    scenarios = tuple(_scenario(r, raw.thresholds) for r in raw.scenario)
     names = [s.name for s in scenarios]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

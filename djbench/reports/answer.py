@@ -23,6 +23,7 @@ from djbench.reports.ranking import (
     unfit,
 )
 from djbench.reports.words import say
+from djbench.results import thresholds
 from djbench.results.analysis import UNDERSERVED, Pair, Run
 
 MAX_LINES = 15
@@ -138,6 +139,29 @@ def _not_recommended(run: Run) -> list[str]:
     return [line for found in said.values() for line in found]
 
 
+MISSES_SHOWN = 4  # the rest are counted; the summary and JUnit list every one
+
+
+def threshold_lines(run: Run) -> list[str]:
+    """The scenario file's thresholds: how many met, missed, too close to call; a line
+    per miss (its figure, interval and limit)."""
+    checks = thresholds.of_run(run)
+    if not checks:
+        return []
+    counts = {v: sum(c.verdict == v for _, c in checks) for v in ("met", "missed", "too close")}
+    out = [
+        f"Thresholds (95% intervals): {counts['met']} met, {counts['missed']} missed, "
+        f"{counts['too close']} too close to call"
+    ]
+    missed = [(p, c) for p, c in checks if c.verdict == "missed"]
+    out += [
+        f"  missed: {p.label} {p.scenario}: {thresholds.said(c)}" for p, c in missed[:MISSES_SHOWN]
+    ]
+    if len(missed) > MISSES_SHOWN:
+        out.append(f"  ... and {len(missed) - MISSES_SHOWN} more missed")
+    return out
+
+
 def lines(run: Run) -> list[str]:
     """The answer: a line per scenario (never dropped: each is a workload's decision),
     then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
@@ -149,6 +173,7 @@ def lines(run: Run) -> list[str]:
     )
     unfit_here = flagged(run)
     out = [head, *(f"  {_scenario_line(run, s, unfit_here)}" for s in run.scenarios())]
+    out += threshold_lines(run)
     bad = _not_recommended(run)
     if bad:
         room = max(1, MAX_LINES - len(out) - 1)

@@ -17,6 +17,7 @@ from typing import Any
 from djbench.reports import answer
 from djbench.reports.ranking import rps_interval, unfit
 from djbench.reports.words import md_cell, say
+from djbench.results import thresholds
 from djbench.results.analysis import Pair, Run
 from djbench.results.model import MatrixDocument
 
@@ -88,15 +89,40 @@ def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
     return True
 
 
+def _threshold_case(suite: ET.Element, run: Run, pair: Pair, check: thresholds.Check) -> bool:
+    """A threshold as a testcase: a failure when missed, skipped when too close to call
+    (an inconclusive check is not a pass); True when it failed."""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"djbench.{run.run_tag}.thresholds.{pair.scenario}",
+        name=f"{pair.label} {check.metric} <= {check.limit:g}",
+    )
+    said = thresholds.said(check)
+    if check.verdict == "missed":
+        ET.SubElement(case, "failure", message=said, type="threshold").text = said
+        return True
+    if check.verdict == "too close":
+        ET.SubElement(case, "skipped", message=said)
+    else:
+        ET.SubElement(case, "system-out").text = said
+    return False
+
+
 def junit_xml(runs: list[Run]) -> str:
     """A testsuite per run, a testcase per pair (the pair's figure in its output)."""
     root = ET.Element("testsuites", name="djbench")
     for run in runs:
         suite = ET.SubElement(root, "testsuite", name=f"djbench run {run.run_id}")
         failures = sum(_pair_case(suite, run, p) for p in run.pairs)
-        suite.set("tests", str(len(run.pairs)))
+        checks = thresholds.of_run(run)
+        for pair, check in checks:
+            failures += _threshold_case(suite, run, pair, check)
+        skipped = sum(p.status == "incompatible" for p in run.pairs)
+        skipped += sum(c.verdict == "too close" for _, c in checks)
+        suite.set("tests", str(len(run.pairs) + len(checks)))
         suite.set("failures", str(failures))
-        suite.set("skipped", str(sum(p.status == "incompatible" for p in run.pairs)))
+        suite.set("skipped", str(skipped))
     return _xml(root)
 
 
@@ -148,6 +174,14 @@ def summary_markdown(runs: list[Run]) -> str:
         for pair in ranked_first:
             out.append(_summary_row(pair))
         out.append("")
+        if checks := thresholds.of_run(run):
+            out += ["| scenario | deployment | threshold | verdict |", "| --- | --- | --- | --- |"]
+            out += [
+                f"| {md_cell(p.scenario)} | {md_cell(p.label)} | {md_cell(thresholds.said(c))} "
+                f"| {'**missed**' if c.verdict == 'missed' else c.verdict} |"
+                for p, c in checks
+            ]
+            out.append("")
     return "\n".join(out)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djbench.reports import answer, ci_outputs, guide, report
+from djbench.results import thresholds
 from djbench.results.analysis import load_run, load_runs
 from djbench.results.store import ResultsError, load_matrix
 
@@ -40,6 +41,19 @@ def write_beside(results: Path) -> list[str]:
             continue
         said.append(f"{name}: {path}")
     return said
+
+
+def missed_thresholds(results: Path) -> list[str]:
+    """Each threshold the run missed, said in one line (an unreadable file: none)."""
+    try:
+        run = load_run(results)
+    except ResultsError:
+        return []
+    return [
+        f"{p.label} {p.scenario}: {thresholds.said(c)}"
+        for p, c in thresholds.of_run(run)
+        if c.verdict == "missed"
+    ]
 
 
 def answer_lines(results: Path) -> list[str]:

@@ -11,16 +11,14 @@ valid pairs.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-
-from scipy import stats as scipy_stats
 
 from djbench.launch.servers import SERVERS
 from djbench.reports.compare import estimate
 from djbench.reports.words import say
 from djbench.results import decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.results.thresholds import t_interval
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 CONFIDENCE = 0.95  # the interval printed beside a figure that decides
@@ -183,15 +181,7 @@ def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, flo
     """A t-interval of the pair's typical req/s (geometric mean over its valid trials,
     on the log scale, as the engine's ratios): few rounds give a wide interval, as they
     should. None below two trials."""
-    values = [v for v in pair.series("rps") if v > 0]
-    n = len(values)
-    if n < 2:
-        return None
-    logs = [math.log(v) for v in values]
-    mean = sum(logs) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
-    half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
-    return math.exp(mean - half), math.exp(mean + half)
+    return t_interval(pair.series("rps"), confidence)
 
 
 def compared(run: Run, pair: Pair) -> bool:

@@ -582,6 +582,11 @@ class ScenarioMeta(Model):
     queries: int | None = None
     variant: str = ""
     asgi_hops: AsgiHops | None = None
+    thresholds: dict[str, float] = Field(
+        default_factory=dict,
+        description="what the scenario file holds its pairs to: p99_ms, error_rate, "
+        "peak_pss_mib (djbench.results.thresholds)",
+    )
 
 
 class PlanRecord(Model):

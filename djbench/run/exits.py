@@ -27,8 +27,9 @@ TABLE: tuple[tuple[int, str, str], ...] = (
     (
         VERDICT,
         "a verdict or threshold failed",
-        "--matrix found a pair worse or an answer changed shape; --verify-only found a "
-        "server that fails the gate",
+        "a threshold of the scenario file missed (its interval beyond it); --matrix found "
+        "a pair worse or an answer changed shape; --verify-only found a server that fails "
+        "the gate",
     ),
     (USAGE, "usage error, before anything started", "a bad option, value or pairing"),
     (

@@ -159,6 +159,7 @@ def scenario_meta(
             queries=s.expect.queries,
             variant=s.variant,
             asgi_hops=asgi_hops(s) if asgi and s.kind == "http" else None,
+            thresholds=s.thresholds.declared(),
         )
         for s in chosen
     }

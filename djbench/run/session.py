@@ -297,6 +297,8 @@ def finish(
         console.print(escape(text))
     if not mode.measured(document):
         return exits.incomplete("nothing was measured: every pair failed or was refused")
+    if missed := outputs.missed_thresholds(recorder.path):
+        return exits.verdict(f"{len(missed)} threshold(s) missed: {missed[0]}")
     return None
 
 

@@ -1,0 +1,115 @@
+"""Thresholds a team declares in its scenario file (issue 39 item 1, a first part): met,
+missed and too close to call by the interval, in the answer, JUnit and the exit code."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from djbench.plan import scenarios
+from djbench.reports import answer, ci_outputs
+from djbench.results import thresholds
+from djbench.results.analysis import load_run
+from tests.resultfiles import PLAN, entry, write
+
+FILE = """
+version = 1
+health_path = "/api/sync/health"
+thresholds = {{ p99_ms = {default_p99}, error_rate = 0.01 }}
+
+[[scenario]]
+name = "health-sync"
+path = "/api/sync/health"
+expect = {{ status = 200, json = "object", keys = ["status"] }}
+{own}
+"""
+
+
+def scenario_file(tmp_path: Path, default_p99: float = 500, own: str = "") -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(FILE.format(default_p99=default_p99, own=own))
+    return path
+
+
+def test_a_scenario_s_own_thresholds_override_the_file_s(tmp_path: Path) -> None:
+    [s] = scenarios.load(scenario_file(tmp_path, own="thresholds = { p99_ms = 5 }")).scenarios
+    assert s.thresholds.declared() == {"p99_ms": 5.0, "error_rate": 0.01}
+    plain = scenarios.load(scenario_file(tmp_path)).scenarios[0]
+    assert plain.fingerprint() == s.fingerprint()  # what is asked, not what is measured
+    bad = scenario_file(tmp_path, own="thresholds = { p99 = 5 }")
+    with pytest.raises(scenarios.ScenarioError, match=r"thresholds\.p99: unknown key"):
+        scenarios.load(bad)
+
+
+@pytest.mark.parametrize(
+    ("values", "limit", "verdict"),
+    [
+        ([10.0, 10.5, 9.8, 10.2], 20.0, "met"),
+        ([10.0, 10.5, 9.8, 10.2], 5.0, "missed"),
+        ([10.0, 10.5, 9.8, 10.2], 10.1, "too close"),
+        ([10.0], 100.0, "too close"),  # one trial: no interval, never decided
+    ],
+)
+def test_a_threshold_is_decided_by_the_interval(
+    values: list[float], limit: float, verdict: str
+) -> None:
+    check = thresholds.at_most("p99_ms", limit, values)
+    assert check.verdict == verdict, thresholds.said(check)
+
+
+def test_the_error_rate_uses_wilson_s_interval() -> None:
+    assert thresholds.error_rate_at_most(0.01, 0, 10_000).verdict == "met"
+    assert thresholds.error_rate_at_most(0.01, 0, 50).verdict == "too close"  # 0 of 50
+    assert thresholds.error_rate_at_most(0.01, 300, 10_000).verdict == "missed"
+    said = thresholds.said(thresholds.error_rate_at_most(0.01, 300, 10_000))
+    assert said.startswith("error rate 3.00% [") and said.endswith("> 1.00%")
+
+
+def test_misses_are_in_the_answer_and_junit(tmp_path: Path) -> None:
+    meta = {**PLAN["scenarios"]["movies-sync"], "thresholds": {"p99_ms": 10.0}}
+    run = load_run(
+        write(
+            tmp_path,
+            "t",
+            [
+                entry("gunicorn-sync", "movies-sync", [700.0, 720.0, 710.0], p99=20.0),
+                entry("uwsgi", "movies-sync", [800.0, 820.0, 810.0], p99=5.0),
+            ],
+            scenarios={"movies-sync": meta},
+        )
+    )
+    said = "\n".join(answer.lines(run))
+    # Equal trials: an interval of no width, so each side is decided.
+    assert "Thresholds (95% intervals): 1 met, 1 missed, 0 too close to call" in said
+    assert "  missed: gunicorn-sync movies-sync: p99 20.0 ms [20.0-20.0] > 10 ms" in said
+    root = ET.fromstring(ci_outputs.junit_xml([run]))
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert "gunicorn-sync p99_ms <= 10" in names and "uwsgi p99_ms <= 10" in names
+
+
+@pytest.mark.servers
+def test_p99_at_most_1_ms_on_health_sync_is_missed_with_exit_1(
+    live_database: str, tmp_path: Path
+) -> None:
+    out = StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command(
+            "runbench", "--servers", "gunicorn-sync", "--scenario-file",
+            str(scenario_file(tmp_path, own="thresholds = { p99_ms = 1 }")),
+            "--trials", "3", "--duration", "0.8", "--warmup", "0.3", "--ws-idle", "0",
+            "--no-setup", "--output", str(tmp_path / "out"),
+            "--junit", str(tmp_path / "junit.xml"), stdout=out,
+        )  # fmt: skip
+    assert caught.value.returncode == 1
+    message = str(caught.value)
+    assert message.startswith("1 threshold(s) missed: gunicorn-sync health-sync: p99 ")
+    assert message.endswith("> 1 ms") and "\n" not in message
+    text = out.getvalue()
+    assert "Thresholds (95% intervals): 1 met, 1 missed" in text  # the error rate met
+    assert "  missed: gunicorn-sync health-sync: p99 " in text
+    failures = ET.parse(tmp_path / "junit.xml").getroot().iter("failure")
+    assert [f.get("type") for f in failures] == ["threshold"]
