@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from io import StringIO
 from pathlib import Path
 
@@ -26,6 +27,10 @@ from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.run.matrix_build import inputs
+from tests.live import ROOT
+from tests.userproject import SLOW_MIDDLEWARE, git, users_project
+
+GATE = ROOT / "deploy" / "ci" / "upgrade-gate.sh"
 
 # --- parsing and planning ----------------------------------------------------------------
 
@@ -239,82 +244,14 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
     assert again.cached and again.directory == Path(cell.environment)
 
 
-SLOW_MIDDLEWARE = """
-import time
-
-
-class Slow:
-    \"\"\"The regression a pull request brings: 20 ms more per request.\"\"\"
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        time.sleep(0.02)
-        return self.get_response(request)
-"""
-
-SCENARIOS = """
-version = 1
-health_path = "/ping/"
-
-[[scenario]]
-name = "ping"
-path = "/ping/"
-expect = { status = 200, contains = ["pong"] }
-"""
-
-
-def git(root: Path, *argv: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-
-
 @pytest.mark.servers
 def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Path) -> None:
     """A project nobody here wrote (startproject), in git: HEAD adds a middleware that
-    sleeps. --matrix ref=HEAD~1,HEAD runs both commits from worktrees and says worse."""
+    sleeps. The CI gate's script runs --matrix ref=HEAD~2,HEAD~1,HEAD from worktrees and
+    says worse (exit 1) in its JUnit and summary too."""
     _sqlite_pass_only()
-    root = tmp_path / "mysite"
-    root.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "PYTHONPATH")
-    }
-    env["DJBENCH_CACHE"] = str(tmp_path / "cache")
-    subprocess.run(
-        [sys.executable, "-m", "django", "startproject", "mysite", str(root)],
-        cwd=root,
-        env=env,
-        check=True,
-        timeout=120,
-    )
-    (root / "mysite" / "views.py").write_text(
-        "from django.http import HttpResponse\n\n\ndef ping(request):\n"
-        '    return HttpResponse("pong")\n'
-    )
-    urls = root / "mysite" / "urls.py"
-    urls.write_text(
-        urls.read_text()
-        .replace(
-            "from django.urls import path", "from django.urls import path\n\nfrom . import views"
-        )
-        .replace("]", '    path("ping/", views.ping),\n]')
-    )
+    root, env = users_project(tmp_path)
     settings = root / "mysite" / "settings.py"
-    settings.write_text(settings.read_text() + '\nINSTALLED_APPS += ["djbench"]\n')
-    (root / "loadtests").mkdir()
-    (root / "loadtests" / "default.toml").write_text(SCENARIOS)
-    (root / ".gitignore").write_text("db.sqlite3\n__pycache__/\n")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a project")
     (root / "mysite" / "slow.py").write_text(SLOW_MIDDLEWARE)
     settings.write_text(settings.read_text() + 'MIDDLEWARE = ["mysite.slow.Slow", *MIDDLEWARE]\n')
     # The likeliest upgrade failure: a commit after which the project no longer imports
@@ -325,28 +262,20 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     git(root, "commit", "-q", "-m", "a broken commit")
     settings.write_text(fine)
     git(root, "commit", "-q", "-am", "a pull request: fixed, and slower")
+    # Through the CI gate's own script (deploy/ci/upgrade-gate.sh, which the workflow
+    # files run): the base, then each later commit as a cell judged against it.
+    out, summary = tmp_path / "out", tmp_path / "step-summary.md"
+    env |= {
+        "PYTHON": sys.executable,
+        "DJBENCH_OUTPUT": str(out),
+        "DJBENCH_BUDGET": "10m",
+        # paired rounds: 20 ms more per request is plain after 4
+        "DJBENCH_ARGS": "--servers gunicorn-sync --trials 4 --duration 0.5 --warmup 0.2 "
+        "--concurrency 4 --ws-idle 0",
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
     done = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "runbench",
-            "--matrix",
-            "ref=HEAD~2,HEAD~1,HEAD",
-            "--servers",
-            "gunicorn-sync",
-            "--trials",
-            "4",  # paired rounds: 20 ms more per request is plain after 4
-            "--duration",
-            "0.5",
-            "--warmup",
-            "0.2",
-            "--concurrency",
-            "4",
-            "--ws-idle",
-            "0",
-            "--output",
-            str(tmp_path / "out"),
-        ],
+        ["bash", str(GATE), "HEAD~2", "HEAD~1", "HEAD"],
         cwd=root,
         env=env,
         capture_output=True,
@@ -375,6 +304,14 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert [p.verdict for p in verdict.pairs] == ["worse"]
     assert "worse" in done.stdout and "gunicorn-sync" in done.stdout
     assert "ping" in verdict.worse[0] and "rps" in verdict.worse[0]
+    # What CI reads: the JUnit failure of the worse pair, an error for the broken cell,
+    # the summary appended to the step summary, as on GitHub.
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert [f.get("type") for f in junit.iter("failure")] == ["worse"]
+    assert len(list(junit.iter("error"))) == 1
+    text = summary.read_text()
+    assert "| ping | gunicorn-sync | **worse** |" in text and "could not run" in text
+    assert "djbench upgrade gate: exit 1" in done.stdout
     # The two runs answered alike: the regression is speed, not a changed answer.
     assert verdict.shape_changes == []
     # The worktrees were removed: the user's repository keeps no trace of the matrix.

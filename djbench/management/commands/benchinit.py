@@ -120,16 +120,20 @@ class Command(BaseCommand):
                 "the project's database is not ready; run manage.py migrate first"
             ) from None
 
-    def _copy_deploy(self, target: Path, force: bool) -> None:
+    def _copy_deploy(self, target: Path, force: bool, source_dir: Path = PACKAGED_DEPLOY) -> None:
+        """djbench's deploy files, and its CI gate (ci/: the script keeps its mode)."""
         target.mkdir(parents=True, exist_ok=True)
-        for source in sorted(PACKAGED_DEPLOY.iterdir()):
-            if not source.is_file() or source.name.startswith(("_", ".")):
+        for source in sorted(source_dir.iterdir()):
+            if source.name.startswith(("_", ".")):
+                continue
+            if source.is_dir():
+                self._copy_deploy(target / source.name, force, source)
                 continue
             dest = target / source.name
             if dest.exists() and not force:
                 self.stdout.write(f"  kept {dest} (exists; --force to overwrite)")
                 continue
-            shutil.copyfile(source, dest)
+            shutil.copy2(source, dest)
             self.stdout.write(f"  copied {dest}")
 
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Upgrade validation as a CI step: the base and the head of a change in one paired
+# matrix (runbench --matrix "ref=BASE,HEAD": both sides in every round), the files CI
+# reads, and runbench's exit code (0 nothing worse, 1 a pair worse or a threshold of the
+# scenario file missed, 3 the run could not complete; docs/reference/exit-codes.md).
+#
+#   deploy/ci/upgrade-gate.sh BASE [HEAD ...]
+#
+# More refs after HEAD are more cells, each judged against BASE (a series of commits).
+# Run from the project's checkout (manage.py beside it). Settings, all optional:
+#   DJBENCH_BUDGET   the whole matrix's wall time (default 15m)
+#   DJBENCH_ARGS     more runbench options, e.g. "--servers gunicorn-sync --scenarios health-sync"
+#   DJBENCH_OUTPUT   the results folder (default bench-results/ci): the matrix, each cell's
+#                    results, report and guide, summary.md, junit.xml and bmf.json
+#   PYTHON           the interpreter with djbench installed (default python)
+# On GitHub Actions the summary is appended to $GITHUB_STEP_SUMMARY.
+set -uo pipefail
+
+base=${1:?usage: upgrade-gate.sh BASE [HEAD ...]}
+shift
+refs=$base
+for ref in "${@:-HEAD}"; do refs="$refs,$ref"; done
+out=${DJBENCH_OUTPUT:-bench-results/ci}
+mkdir -p "$out"
+# shellcheck disable=SC2086  # DJBENCH_ARGS is a list of options, split on purpose
+"${PYTHON:-python}" manage.py runbench --matrix "ref=$refs" \
+  --budget "${DJBENCH_BUDGET:-15m}" ${DJBENCH_ARGS:-} --output "$out" \
+  --summary "$out/summary.md" --junit "$out/junit.xml" --bmf "$out/bmf.json"
+status=$?
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$out/summary.md" ]; then
+  cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"
+fi
+echo "djbench upgrade gate: exit $status (summary: $out/summary.md, JUnit: $out/junit.xml)"
+exit "$status"
