@@ -32,7 +32,7 @@ def test_every_default_layout_serves_every_connection(live_database: str, tmp_pa
     ci.mkdir()
     call_command(
         "runbench", "--servers", ",".join(installed), "--scenarios", "health-sync",
-        "--trials", "1", "--duration", "0.8", "--warmup", "0.3", "--ws-idle", "0",
+        "--trials", "1", "--duration", "0.5", "--warmup", "0.2", "--ws-idle", "0",
         "--no-setup", "--output", str(tmp_path), "--summary", str(ci / "summary.md"),
         "--junit", str(ci / "junit.xml"), "--bmf", str(ci / "bmf.json"), stdout=out,
     )  # fmt: skip

@@ -85,6 +85,10 @@ def _write(name: str, path: Path, make: Callable[[], str]) -> str:
     return f"{name}: {path}"
 
 
+def _write_asked(files: CiFiles, makers: dict[str, Callable[[], str]]) -> list[str]:
+    return [_write(name, path, makers[name]) for name, path in files.asked()]
+
+
 def write_ci(results: Path, files: CiFiles) -> list[str]:
     """A run's CI files from its results file; a line each saying where (or why not)."""
     if not files.asked():
@@ -93,12 +97,14 @@ def write_ci(results: Path, files: CiFiles) -> list[str]:
         runs = [load_run(results)]
     except ResultsError as exc:
         return [f"CI files not written: {exc}"]
-    makers = {
-        "Summary": lambda: ci_outputs.summary_markdown(runs),
-        "JUnit": lambda: ci_outputs.junit_xml(runs),
-        "BMF": lambda: ci_outputs.bmf_json(runs),
-    }
-    return [_write(name, path, makers[name]) for name, path in files.asked()]
+    return _write_asked(
+        files,
+        {
+            "Summary": lambda: ci_outputs.summary_markdown(runs),
+            "JUnit": lambda: ci_outputs.junit_xml(runs),
+            "BMF": lambda: ci_outputs.bmf_json(runs),
+        },
+    )
 
 
 def write_matrix_ci(matrix: Path, files: CiFiles) -> list[str]:
@@ -106,13 +112,14 @@ def write_matrix_ci(matrix: Path, files: CiFiles) -> list[str]:
     if not files.asked():
         return []
     try:
-        document = load_matrix(matrix)
-        runs = load_runs(matrix)
+        document, runs = load_matrix(matrix), load_runs(matrix)
     except ResultsError as exc:
         return [f"CI files not written: {exc}"]
-    makers = {
-        "Summary": lambda: ci_outputs.matrix_summary_markdown(document),
-        "JUnit": lambda: ci_outputs.matrix_junit_xml(document),
-        "BMF": lambda: ci_outputs.bmf_json(runs),
-    }
-    return [_write(name, path, makers[name]) for name, path in files.asked()]
+    return _write_asked(
+        files,
+        {
+            "Summary": lambda: ci_outputs.matrix_summary_markdown(document),
+            "JUnit": lambda: ci_outputs.matrix_junit_xml(document),
+            "BMF": lambda: ci_outputs.bmf_json(runs),
+        },
+    )
