@@ -98,3 +98,49 @@ def census(test: str, mark: str, during: int, seconds: float = 5.0) -> int:
         with Path(path).open("a") as f:
             f.write(f"{test}: before 0, during {during}, after {len(left)}\n")
     return len(left)
+
+
+def answers_per_connection(
+    host: str, port: int, path: str, connections: int = 32, seconds: float = 1.0
+) -> list[int]:
+    """How many answers each of `connections` clients got in `seconds`, each sending its
+    next request as soon as the last was answered, over one keep-alive connection (or a
+    new one when the server closes it, as gunicorn's sync worker does). Bounded by time."""
+    import asyncio
+
+    request = f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+
+    async def answer(reader: asyncio.StreamReader) -> bool:
+        """Read one response; whether the server keeps the connection."""
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = [line.lower() for line in head.split(b"\r\n")]
+        length = next(int(x.split(b":", 1)[1]) for x in lines if x.startswith(b"content-length:"))
+        await reader.readexactly(length)
+        return b"connection: close" not in lines
+
+    async def client(counts: list[int], i: int, until: float) -> None:
+        while time.monotonic() < until:
+            reader, writer = await asyncio.open_connection(host, port)
+            try:
+                keeps = True
+                while keeps and time.monotonic() < until:
+                    writer.write(request)
+                    await writer.drain()
+                    keeps = await answer(reader)
+                    counts[i] += 1
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+    async def main() -> list[int]:
+        counts = [0] * connections
+        until = time.monotonic() + seconds
+        tasks = [asyncio.create_task(client(counts, i, until)) for i in range(connections)]
+        await asyncio.wait(tasks, timeout=seconds + 5)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return counts
+
+    return asyncio.run(main())

@@ -19,8 +19,9 @@ from djbench.launch.servers import SERVERS
 from djbench.measure.verify import SIGNATURES, verify
 from djbench.plan import scenarios
 from djbench.plan.project import current
+from djbench.plan.runplan import PROFILES
 from djbench.reports.words import say
-from tests.live import ROOT, group_members
+from tests.live import ROOT, answers_per_connection, group_members
 
 pytestmark = pytest.mark.servers
 
@@ -73,6 +74,14 @@ def test_server_starts_verifies_and_stops_whole(
         assert_started_from_deploy_file(server, live.commands["server"].argv)
         assert live.host == "127.0.0.1"
         verdicts = verify(live.target(), list(SCENARIOS.scenarios))
+        # The default comparison is fair (issue 35): this default layout answers every
+        # connection of the default concurrency (uWSGI on its http11-socket once answered
+        # 1 of 32; behind its HTTP router every one).
+        [concurrency] = PROFILES["default"]["concurrency"]
+        counts = answers_per_connection(live.host, live.port, "/api/sync/health", concurrency)
+        # Served, not merely answered once: each client gets a fair part of the answers
+        # (that http11-socket gave one client 1,922 answers and each other client 1).
+        assert min(counts) >= 0.25 * sum(counts) / len(counts), counts
         pids = [p.pid for p in live.server.processes()]
         leader = live.server.pid
     for name, verdict in verdicts.items():

@@ -3,6 +3,7 @@ missed and too close to call by the interval, in the answer, JUnit and the exit 
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from io import StringIO
 from pathlib import Path
@@ -102,7 +103,8 @@ def test_p99_at_most_1_ms_on_health_sync_is_missed_with_exit_1(
             str(scenario_file(tmp_path, own="thresholds = { p99_ms = 1 }")),
             "--trials", "3", "--duration", "0.8", "--warmup", "0.3", "--ws-idle", "0",
             "--no-setup", "--output", str(tmp_path / "out"),
-            "--junit", str(tmp_path / "junit.xml"), stdout=out,
+            "--junit", str(tmp_path / "junit.xml"), "--summary", str(tmp_path / "summary.md"),
+            "--bmf", str(tmp_path / "bmf.json"), stdout=out,
         )  # fmt: skip
     assert caught.value.returncode == 1
     message = str(caught.value)
@@ -111,5 +113,13 @@ def test_p99_at_most_1_ms_on_health_sync_is_missed_with_exit_1(
     text = out.getvalue()
     assert "Thresholds (95% intervals): 1 met, 1 missed" in text  # the error rate met
     assert "  missed: gunicorn-sync health-sync: p99 " in text
+    # The files CI reads, written at the end of the same run (issue 39 item 2).
+    for name in ("Summary", "JUnit", "BMF"):
+        assert f"{name}: {tmp_path}" in text
     failures = ET.parse(tmp_path / "junit.xml").getroot().iter("failure")
     assert [f.get("type") for f in failures] == ["threshold"]
+    assert list(json.loads((tmp_path / "bmf.json").read_text())) == [
+        "health-sync gunicorn-sync c32"
+    ]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "```text\nAnswer:" in summary and "| **missed** |" in summary

@@ -83,7 +83,8 @@ def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
         said = f"{rps:,.0f} req/s" + (f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]" if bounds else "")
         ET.SubElement(case, "system-out").text = said
         return False
-    failure = ET.SubElement(case, "failure", message=why, type=pair.status)
+    kind = pair.status if pair.status != "ok" else "starved"
+    failure = ET.SubElement(case, "failure", message=why, type=kind)
     command = pair.entry.command.get("server") if pair.entry.command else None
     failure.text = f"{why}\nserver: {command.shell}" if command is not None else why
     return True
