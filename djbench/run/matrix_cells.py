@@ -114,8 +114,9 @@ def run_round(
 
 def round_failure(code: int | None, log: Path, saved: bool) -> str | None:
     """Why a cell's round did not run, or None. 0: done (a pair that failed or was
-    invalid is a finding in its file); 1: done, a threshold missed (in its file too). A refusal, a crash, a timeout, a traceback or no
-    results file at all mean the round did not run: the cell fails rather than go on
+    invalid is a finding in its file); 1: done, a threshold missed (in its file too).
+    A refusal, a crash, a timeout, a traceback or no results file at all mean the round
+    did not run: the cell fails rather than go on
     with fewer trials than the others (a project that no longer imports under the new
     Django is the likeliest upgrade failure, and it must not pass)."""
     lines = log.read_text(errors="replace").strip().splitlines()
