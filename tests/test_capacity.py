@@ -98,6 +98,26 @@ def test_the_budget_is_kept() -> None:
     assert calls == [] and found.stopped == "budget" and found.rps is None
 
 
+def test_a_noisy_knee_steps_down_in_widening_steps_until_confirmed() -> None:
+    """The search passes up to 600 req/s, but fresh windows pass only at 75% of that (a
+    knee noisier than the resolution, as a shared CI machine gives): the confirmation
+    steps down 5%, then 10%, then 20%, and ends confirmed instead of "unconfirmed"."""
+
+    def knee(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+        limit = 600.0 if phase == "search" else 450.0
+        return CapacityStep(
+            phase=phase, offered=rate, achieved=rate, connections=8, passed=rate <= limit,
+            why=None if rate <= limit else "p99_above_slo",
+        )  # fmt: skip
+
+    found = capacity_stats.search(knee, SLO_MS, 0.01, time.monotonic() + 60)
+    assert found.bracket == (600.0, 625.0)
+    confirms = sorted({s.offered for s in found.steps if s.phase == "confirm"}, reverse=True)
+    assert [round(r, 1) for r in confirms] == [600.0, 571.4, 519.5, 432.9]
+    assert found.rps == 432.9 and found.stopped is None
+    assert found.above_failed  # 625 req/s, the bracket's failing rate, fails again
+
+
 def test_the_bracket_walks_down_when_the_first_rate_fails() -> None:
     state = capacity_stats.Search()
     assert state.next_rate() == capacity_stats.START_RATE
@@ -150,12 +170,15 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
     out = StringIO()
-    call_command(
-        "runbench", "--tune", "--objective", "capacity", "--servers", "uvicorn",
-        "--scenarios", "health-sync", "--duration", "0.6", "--warmup", "0.3",
-        "--ws-idle", "0", "--tune-budget", "150s", "--no-setup", "--output", str(tmp_path),
-        stdout=out,
-    )  # fmt: skip
+    try:
+        call_command(
+            "runbench", "--tune", "--objective", "capacity", "--servers", "uvicorn",
+            "--scenarios", "health-sync", "--duration", "0.6", "--warmup", "0.3",
+            "--ws-idle", "0", "--tune-budget", "150s", "--no-setup", "--output",
+            str(tmp_path), stdout=out,
+        )  # fmt: skip
+    except CommandError as error:  # the run's own account, not just its last line
+        pytest.fail(f"{error}\n{out.getvalue()}")
     [path] = tmp_path.glob("*.json")
     document = store.load(path)
     record = document.tuning

@@ -10,10 +10,12 @@ capacity).
 The search (`Search`) brackets: geometric steps up (x2) from START_RATE until a step
 fails, then bisection between the last pass and the first fail until they are within
 RESOLUTION of each other. The answer is then confirmed: CONFIRM_TRIALS fresh windows at
-the found rate must all pass (else it steps down by the resolution, at most
-MAX_STEP_DOWNS times) and one window a resolution above it is run to show the target
-breaking there. Written by hand: no maintained library searches a rate against a
-latency target (wrk2 and oha measure one rate; HttpArena and TechEmpower stop at curves).
+the found rate must all pass (else it steps down, at most MAX_STEP_DOWNS times, each
+step twice the one before: by the resolution, then 2x, then 4x, so that a knee noisier
+than the resolution still ends confirmed, 72% of the found rate at the lowest) and one
+window at the bracket's failing rate is run to show the target breaking there. Written
+by hand: no maintained library searches a rate against a latency target (wrk2 and oha
+measure one rate; HttpArena and TechEmpower stop at curves).
 """
 
 from __future__ import annotations
@@ -215,8 +217,9 @@ def _confirm(
     measure: Callable[[float, Literal["search", "confirm", "above"]], CapacityStep],
     deadline: float,
 ) -> None:
-    """CONFIRM_TRIALS fresh windows at `rate`, all passing; else a resolution lower."""
-    for _ in range(MAX_STEP_DOWNS + 1):
+    """CONFIRM_TRIALS fresh windows at `rate`, all passing; else a step lower, each step
+    twice the one before (5%, 10%, 20% at the default resolution)."""
+    for down in range(MAX_STEP_DOWNS + 1):
         steps: list[CapacityStep] = []
         for _ in range(CONFIRM_TRIALS):
             if time.monotonic() >= deadline:
@@ -233,5 +236,5 @@ def _confirm(
         if driver is not None:
             found.stopped = "driver_busy" if driver == "driver_busy" else "driver_failed"
             return
-        rate /= 1 + found.resolution
+        rate /= 1 + found.resolution * 2**down
     found.stopped = "unconfirmed"
