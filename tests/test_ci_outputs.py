@@ -8,13 +8,23 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
+import xmlschema
 
 from djbench.reports import ci_outputs
 from djbench.results.analysis import load_run
-from djbench.results.model import MatrixDocument, MatrixPair, MatrixVerdict
+from djbench.results.model import (
+    MatrixCheck,
+    MatrixDocument,
+    MatrixNoise,
+    MatrixPair,
+    MatrixVerdict,
+)
+from djbench.run import exits
+from djbench.run.matrix_verdicts import problem
 from tests.resultfiles import UNDERSERVED, entry, write
 
 BMF_SCHEMA = Path(__file__).parent / "fixtures" / "bmf.schema.json"
+JUNIT = xmlschema.XMLSchema(Path(__file__).parent / "fixtures" / "junit.xsd")
 
 
 def sample(tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -44,7 +54,9 @@ def test_bmf_follows_bencher_s_schema_and_leaves_out_what_is_not_ranked(tmp_path
 
 
 def test_junit_has_a_testcase_per_pair_and_fails_the_unranked(tmp_path: Path) -> None:
-    root = ET.fromstring(ci_outputs.junit_xml([sample(tmp_path)]))
+    text = ci_outputs.junit_xml([sample(tmp_path)])
+    JUNIT.validate(text)
+    root = ET.fromstring(text)
     assert root.tag == "testsuites"
     [suite] = root.findall("testsuite")
     cases = suite.findall("testcase")
@@ -70,6 +82,7 @@ def test_the_summary_holds_the_answer_and_a_row_per_pair(tmp_path: Path) -> None
 def test_a_matrix_s_worse_pair_is_a_junit_failure_and_bold_in_the_summary() -> None:
     document = MatrixDocument(
         matrix_id="m1",
+        options=["runbench", "--matrix", "ref=a,b", "--servers", "gunicorn-sync"],
         axes={"ref": ["a", "b"]},
         base="ref=a",
         seed=1,
@@ -97,10 +110,86 @@ def test_a_matrix_s_worse_pair_is_a_junit_failure_and_bold_in_the_summary() -> N
             )
         ],
     )
-    root = ET.fromstring(ci_outputs.matrix_junit_xml(document))
+    text = ci_outputs.matrix_junit_xml(document)
+    JUNIT.validate(text)
+    root = ET.fromstring(text)
     [suite] = root.findall("testsuite")
     assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     failed = [c for c in suite.findall("testcase") if c.find("failure") is not None]
     assert [c.get("classname") for c in failed] == ["djbench.matrix.ref=b.movies-sync"]
+    reproduce = failed[0].findtext("failure") or ""
+    assert (
+        "rps x0.755" in reproduce and "reproduce: python manage.py runbench --matrix" in reproduce
+    )
     summary = ci_outputs.matrix_summary_markdown(document)
     assert "| movies-sync | gunicorn-sync | **worse** | rps x0.755 p=0.001 |" in summary
+
+
+CLOSE = MatrixCheck(
+    cell="ref=b",
+    label="gunicorn-sync",
+    scenario="health-sync",
+    metric="p99_ms",
+    verdict="too close",
+    said="p99 9.8 ms [8.1-11.9] too close to call against 10 ms",
+)
+
+
+def open_matrix(on_inconclusive: str = "pass") -> MatrixDocument:
+    """A gate that decided nothing about one pair and could not call one threshold."""
+    return MatrixDocument(
+        matrix_id="m2",
+        axes={"ref": ["a", "b"]},
+        base="ref=a",
+        seed=1,
+        rounds=6,
+        on_inconclusive=on_inconclusive,  # type: ignore[arg-type]
+        noise=MatrixNoise(rounds=6, sd=0.21, pairs=1, horizon=6, detectable=0.3),
+        verdicts=[
+            MatrixVerdict(
+                cell="ref=b",
+                base="ref=a",
+                pairs=[
+                    MatrixPair(
+                        label="gunicorn-sync",
+                        scenario="health-sync",
+                        verdict="inconclusive",
+                        metrics={"rps": "x0.950 [0.80-1.12] p=0.4"},
+                        threshold=0.1,
+                    )
+                ],
+            )
+        ],
+        checks=[CLOSE],
+    )
+
+
+def test_an_open_gate_is_not_a_pass_and_fails_when_asked() -> None:
+    document = open_matrix()
+    assert problem(document) is None  # the default: exit 0, but said
+    summary = ci_outputs.matrix_summary_markdown(document)
+    assert "this runner's noise: sd 0.21" in summary and "flag a slowdown of 30%" in summary
+    assert "Inconclusive: 1 of 1 pair(s) undecided after 6 round(s)" in summary
+    assert "1 threshold(s) too close to call; not a pass: exit 0" in summary
+    assert "inconclusive (max slowdown 10%)" in summary
+    text = ci_outputs.matrix_junit_xml(document)
+    JUNIT.validate(text)
+    root = ET.fromstring(text)
+    assert len(list(root.iter("skipped"))) == 2 and not list(root.iter("failure"))
+    strict = open_matrix("fail")
+    outcome = problem(strict)
+    assert outcome is not None and outcome.code == exits.VERDICT
+    assert "undecided" in outcome.message and "--on-inconclusive fail" in outcome.message
+    root = ET.fromstring(ci_outputs.matrix_junit_xml(strict))
+    assert [f.get("type") for f in root.iter("failure")] == ["inconclusive", "too-close"]
+
+
+def test_a_cell_s_missed_threshold_fails_the_matrix() -> None:
+    document = open_matrix()
+    document.checks = [CLOSE.model_copy(update={"verdict": "missed"})]
+    outcome = problem(document)
+    assert outcome is not None and outcome.code == exits.VERDICT
+    assert "1 threshold(s) missed (ref=b gunicorn-sync health-sync: p99 " in outcome.message
+    assert "threshold missed: ref=b gunicorn-sync health-sync" in (
+        ci_outputs.matrix_summary_markdown(document)
+    )

@@ -180,3 +180,10 @@ def test_unreachable_database_is_a_sentence() -> None:
     assert result.returncode == 3  # the run could not complete (djbench.run.exits)
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("CommandError: setup command 'migrate --noinput -v 0' failed:")
+
+
+def test_on_inconclusive_names_its_choices() -> None:
+    with pytest.raises(CommandError) as caught:
+        run("--on-inconclusive", "maybe", "--trials", "1")
+    assert str(caught.value) == "--on-inconclusive 'maybe'; valid: pass, fail"
+    assert caught.value.returncode == 2

@@ -15,6 +15,7 @@ from djbench.plan import scenarios
 from djbench.reports import answer, ci_outputs
 from djbench.results import thresholds
 from djbench.results.analysis import load_run
+from djbench.results.model import Capacity
 from tests.resultfiles import PLAN, entry, write
 
 FILE = """
@@ -117,9 +118,47 @@ def test_p99_at_most_1_ms_on_health_sync_is_missed_with_exit_1(
     for name in ("Summary", "JUnit", "BMF"):
         assert f"{name}: {tmp_path}" in text
     failures = ET.parse(tmp_path / "junit.xml").getroot().iter("failure")
+    [failure] = ET.parse(tmp_path / "junit.xml").getroot().iter("failure")
     assert [f.get("type") for f in failures] == ["threshold"]
+    assert (
+        "reproduce: python manage.py runbench --servers gunicorn-sync --scenarios health-sync"
+        in (failure.text or "")
+    )
     assert list(json.loads((tmp_path / "bmf.json").read_text())) == [
         "health-sync gunicorn-sync c32"
     ]
     summary = (tmp_path / "summary.md").read_text()
     assert "```text\nAnswer:" in summary and "| **missed** |" in summary
+
+
+def capacity(rps: float | None, bracket: tuple[float, float] | None, **more: object) -> Capacity:
+    return Capacity(
+        slo_p99_ms=100, max_error_rate=0.01, resolution=0.05, rps=rps, bracket=bracket,
+        server_cpus=2, **more,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("found", "limit", "verdict", "words"),
+    [
+        (capacity(1800.0, (1800.0, 1900.0)), 800, "met", "(search bracket [900.0-950.0]) >= 800"),
+        (capacity(1800.0, (1800.0, 1900.0)), 1000, "missed", "< 1000"),  # 950 per core failed
+        (capacity(1800.0, (1800.0, 2400.0)), 1000, "too close", "too close to call against"),
+        (capacity(4000.0, None, stopped="ceiling"), 1000, "met", "[2,000.0-no failure]"),
+        (capacity(None, (0.0, 50.0), stopped="never_passed"), 800, "missed", "< 800"),
+        # Nothing confirmed is never a pass, whatever the bracket says.
+        (capacity(None, (1800.0, 1900.0), stopped="unconfirmed"), 800, "too close", ""),
+    ],
+)
+def test_capacity_per_core_is_judged_by_the_search_bracket(
+    found: Capacity, limit: float, verdict: str, words: str
+) -> None:
+    check = thresholds.capacity_at_least(limit, found)
+    assert check is not None and check.verdict == verdict, thresholds.said(check)
+    assert words in thresholds.said(check)
+    assert thresholds.said(check).startswith("capacity per core ")
+
+
+def test_a_tuning_s_screening_bracket_is_no_capacity_to_judge() -> None:
+    screening = capacity(None, (1.0, 2.0), stopped="screening")
+    assert thresholds.capacity_at_least(1.0, screening) is None

@@ -2,7 +2,9 @@
 # Upgrade validation as a CI step: the base and the head of a change in one paired
 # matrix (runbench --matrix "ref=BASE,HEAD": both sides in every round), the files CI
 # reads, and runbench's exit code (0 nothing worse, 1 a pair worse or a threshold of the
-# scenario file missed, 3 the run could not complete; docs/reference/exit-codes.md).
+# scenario file missed, 3 the run could not complete; docs/reference/exit-codes.md). A
+# pair left undecided at the budget is said in the summary and passes, unless
+# DJBENCH_ARGS holds --on-inconclusive fail.
 #
 #   deploy/ci/upgrade-gate.sh BASE [HEAD ...]
 #

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -124,6 +124,9 @@ class RunOptions(BaseModel):
     # deployments whose rank is still open (djbench.run.budget). None: --trials rounds.
     # The default profile's is PROFILES["default"]["budget"] unless --trials is given.
     budget: float | None = None
+    # --on-inconclusive: a gate's open question (a matrix pair undecided, a threshold
+    # too close to call) passes (said in one line) or fails (exit 1).
+    on_inconclusive: Literal["pass", "fail"] = "pass"
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -264,7 +267,15 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         budget=plain_budget(options, defaults, tune=tune),
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
+        on_inconclusive=on_inconclusive(options),
     )
+
+
+def on_inconclusive(options: dict[str, Any]) -> Literal["pass", "fail"]:
+    given = options.get("on_inconclusive") or "pass"
+    if given not in ("pass", "fail"):
+        raise OptionError(f"--on-inconclusive {given!r}; valid: pass, fail")
+    return "fail" if given == "fail" else "pass"
 
 
 def job_plan(

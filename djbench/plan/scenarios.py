@@ -49,6 +49,10 @@ class Thresholds:
     p99_ms: float | None = None
     error_rate: float | None = None
     peak_pss_mib: float | None = None
+    capacity_per_core: float | None = None  # at least: --capacity's req/s per server CPU
+    # A matrix's (and benchcompare's) verdict threshold for this scenario's pairs: the
+    # largest change accepted before "worse" (a fraction; default --threshold).
+    max_slowdown: float | None = None
 
     def declared(self) -> dict[str, float]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -183,6 +187,8 @@ class _ThresholdsRaw(_Strict):
     p99_ms: float | None = Field(default=None, gt=0)
     error_rate: float | None = Field(default=None, ge=0, le=1)
     peak_pss_mib: float | None = Field(default=None, gt=0)
+    capacity_per_core: float | None = Field(default=None, gt=0)
+    max_slowdown: float | None = Field(default=None, gt=0, lt=1)
 
 
 class _CheckRaw(_RequestRaw):

@@ -11,10 +11,12 @@ bencher's client) would add a dependency for less than this module.
 from __future__ import annotations
 
 import json
+import shlex
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from djbench.reports import answer
+from djbench.reports.matrix_output import gate_lines
 from djbench.reports.ranking import rps_interval, unfit
 from djbench.reports.words import md_cell, say
 from djbench.results import thresholds
@@ -24,6 +26,7 @@ from djbench.results.model import MatrixDocument
 # BMF measures: Bencher's built-in slugs where one fits (throughput in operations per
 # second, latency in nanoseconds), a slug of djbench's own for memory.
 THROUGHPUT, LATENCY, MEMORY = "throughput", "latency", "peak-pss-mib"
+OPEN = frozenset({"inconclusive", "too close"})  # a question the run left open
 
 
 def benchmark_name(pair: Pair, tag: str = "") -> str:
@@ -90,6 +93,24 @@ def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
     return True
 
 
+def reproduce(run: Run, pair: Pair) -> str:
+    """The runbench command that measures this one pair again (its server, front,
+    scenario and connections; the run's scenario file and driver)."""
+    argv = ["python", "manage.py", "runbench", "--servers", pair.server]
+    argv += ["--scenarios", pair.scenario]
+    if pair.proxy != "none":
+        argv += ["--proxy", pair.proxy]
+    if pair.protocol != "h1":
+        argv += ["--protocol", pair.protocol]
+    if pair.concurrency:
+        argv += ["--concurrency", str(pair.concurrency)]
+    if run.plan.scenario_file:
+        argv += ["--scenario-file", run.plan.scenario_file]
+    if run.plan.driver:
+        argv += ["--driver", run.plan.driver]
+    return shlex.join(argv)
+
+
 def _threshold_case(suite: ET.Element, run: Run, pair: Pair, check: thresholds.Check) -> bool:
     """A threshold as a testcase: a failure when missed, skipped when too close to call
     (an inconclusive check is not a pass); True when it failed."""
@@ -101,7 +122,8 @@ def _threshold_case(suite: ET.Element, run: Run, pair: Pair, check: thresholds.C
     )
     said = thresholds.said(check)
     if check.verdict == "missed":
-        ET.SubElement(case, "failure", message=said, type="threshold").text = said
+        failure = ET.SubElement(case, "failure", message=said, type="threshold")
+        failure.text = f"{said}\nreproduce: {reproduce(run, pair)}"
         return True
     if check.verdict == "too close":
         ET.SubElement(case, "skipped", message=said)
@@ -147,14 +169,51 @@ def matrix_junit_xml(document: MatrixDocument) -> str:
                 name=pair.label,
             )
             said = f"{pair.verdict}: " + "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
-            if pair.verdict == "worse":
-                worse += 1
-                ET.SubElement(case, "failure", message=said, type="worse").text = said
-            else:
-                ET.SubElement(case, "system-out").text = said
+            worse += _verdict_outcome(case, pair.verdict, said, document.on_inconclusive)
+            if (failure := case.find("failure")) is not None:
+                failure.text = f"{said}\nreproduce: {matrix_command(document)}"
         suite.set("tests", str(len(verdict.pairs)))
         suite.set("failures", str(worse))
+        suite.set("skipped", str(len(suite.findall("testcase/skipped"))))
+    if document.checks:
+        _matrix_checks(root, document)
     return _xml(root)
+
+
+def matrix_command(document: MatrixDocument) -> str:
+    """The matrix as it was asked (every cell, both sides in every round)."""
+    argv = document.options or ["runbench"]
+    return shlex.join(["python", "manage.py", *argv])
+
+
+def _verdict_outcome(case: ET.Element, verdict: str, said: str, on_inconclusive: str) -> bool:
+    """Worse fails; an open question is skipped (not a pass), or fails under
+    --on-inconclusive fail; True when it failed."""
+    if verdict == "worse" or (verdict in OPEN and on_inconclusive == "fail"):
+        ET.SubElement(case, "failure", message=said, type=verdict.replace(" ", "-")).text = said
+        return True
+    if verdict in OPEN:
+        ET.SubElement(case, "skipped", message=said)
+    else:
+        ET.SubElement(case, "system-out").text = said
+    return False
+
+
+def _matrix_checks(root: ET.Element, document: MatrixDocument) -> None:
+    """The scenario file's thresholds, a testcase per cell, pair and threshold."""
+    suite = ET.SubElement(root, "testsuite", name="thresholds", tests=str(len(document.checks)))
+    failures = 0
+    for check in document.checks:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"djbench.matrix.{check.cell}.thresholds.{check.scenario}",
+            name=f"{check.label} {check.metric}",
+        )
+        verdict = {"missed": "worse", "too close": "too close"}.get(check.verdict, "met")
+        failures += _verdict_outcome(case, verdict, check.said, document.on_inconclusive)
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(len(suite.findall("testcase/skipped"))))
 
 
 def _xml(root: ET.Element) -> str:
@@ -216,17 +275,36 @@ def matrix_summary_markdown(document: MatrixDocument) -> str:
     for cell in document.cells:
         if cell.status != "ok":
             out += [f"- **{md_cell(cell.label)} could not run**: {md_cell(cell.reason or '')}"]
+    out += [f"- {md_cell(line)}" for line in gate_lines(document)]
     for verdict in document.verdicts:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(verdict.counts.items()))
         out += ["", f"### {md_cell(verdict.cell)} vs {md_cell(verdict.base)}: {counts}", ""]
+        if verdict.level is not None:
+            out += [
+                f"Tested at this look's level {verdict.level:.3g} (alpha spent over the "
+                f"looks): a pair is worse when its Benjamini-Hochberg p is below it and the "
+                f"change beyond the threshold. The intervals are the equivalence test's "
+                f"({1 - 2 * verdict.level:.1%}): one can exclude x1.000 while p is above "
+                "the level.",
+                "",
+            ]
         out += [
             "| scenario | deployment | verdict | metrics (new/base) |",
             "| --- | --- | --- | --- |",
         ]
         for pair in verdict.pairs:
             metrics = "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
-            out.append(
-                f"| {md_cell(pair.scenario)} | {md_cell(pair.label)} | "
-                f"{'**worse**' if pair.verdict == 'worse' else pair.verdict} | {md_cell(metrics)} |"
-            )
+            said = "**worse**" if pair.verdict == "worse" else pair.verdict
+            if pair.threshold is not None:
+                said += f" (max slowdown {pair.threshold:.0%})"
+            names = f"{md_cell(pair.scenario)} | {md_cell(pair.label)}"
+            out.append(f"| {names} | {said} | {md_cell(metrics)} |")
+    if document.checks:
+        out += ["", "### Thresholds", "", "| cell | scenario | deployment | threshold | verdict |"]
+        out += ["| --- | --- | --- | --- | --- |"]
+        out += [
+            f"| {md_cell(c.cell)} | {md_cell(c.scenario)} | {md_cell(c.label)} | "
+            f"{md_cell(c.said)} | {'**missed**' if c.verdict == 'missed' else c.verdict} |"
+            for c in document.checks
+        ]
     return "\n".join(out) + "\n"

@@ -43,8 +43,9 @@ def write_beside(results: Path) -> list[str]:
     return said
 
 
-def missed_thresholds(results: Path) -> list[str]:
-    """Each threshold the run missed, said in one line (an unreadable file: none)."""
+def missed_thresholds(results: Path, verdict: str = "missed") -> list[str]:
+    """Each threshold the run missed (or had another `verdict` on), said in one line
+    (an unreadable file: none)."""
     try:
         run = load_run(results)
     except ResultsError:
@@ -52,7 +53,7 @@ def missed_thresholds(results: Path) -> list[str]:
     return [
         f"{p.label} {p.scenario}: {thresholds.said(c)}"
         for p, c in thresholds.of_run(run)
-        if c.verdict == "missed"
+        if c.verdict == verdict
     ]
 
 

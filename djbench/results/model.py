@@ -585,7 +585,8 @@ class ScenarioMeta(Model):
     thresholds: dict[str, float] = Field(
         default_factory=dict,
         description="what the scenario file holds its pairs to: p99_ms, error_rate, "
-        "peak_pss_mib (djbench.results.thresholds)",
+        "peak_pss_mib, capacity_per_core (djbench.results.thresholds), max_slowdown (a "
+        "matrix's verdict threshold for its pairs)",
     )
 
 
@@ -636,6 +637,9 @@ class PlanRecord(Model):
     rounds_added: int = Field(default=0, description="--budget: rounds for open rankings")
     still_open: list[str] = Field(
         default_factory=list, description="--budget: rankings no round could decide"
+    )
+    budget_level: float | None = Field(
+        default=None, description="--budget: the nominal level of its last sequential look"
     )
     capacity_slo_ms: float | None = Field(
         default=None, description="--capacity: the p99 target searched for"
@@ -776,6 +780,33 @@ class MatrixPair(Model):
         default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, Holm p)'
     )
     reasons: list[str] = Field(default_factory=list)
+    threshold: float | None = Field(
+        default=None, description="the scenario's own max_slowdown, when it declares one"
+    )
+
+
+class MatrixCheck(Model):
+    """A threshold of the scenario file checked on one cell's pair (its rounds' trials)."""
+
+    cell: str
+    label: str
+    scenario: str
+    metric: str
+    verdict: Literal["met", "missed", "too close"]
+    said: str = Field(description="the figure, its interval and the limit, in words")
+
+
+class MatrixNoise(Model):
+    """The pre-run check redone on this runner's own noise, at the first look."""
+
+    rounds: int = Field(description="paired rounds the noise was measured on")
+    sd: float = Field(description="pooled sd of the per-round req/s log-ratios")
+    pairs: int = Field(description="pairs judged against the base")
+    horizon: int = Field(description="rounds the budget buys")
+    detectable: float | None = Field(
+        default=None,
+        description="the slowdown found with 80% power on one pair at the horizon, here",
+    )
 
 
 class MatrixVerdict(Model):
@@ -819,3 +850,10 @@ class MatrixDocument(Model):
     seconds: float | None = Field(default=None, description="the command's wall time")
     cells: list[MatrixCell] = Field(default_factory=list)
     verdicts: list[MatrixVerdict] = Field(default_factory=list)
+    checks: list[MatrixCheck] = Field(
+        default_factory=list, description="the scenario file's thresholds, cell by cell"
+    )
+    noise: MatrixNoise | None = None
+    on_inconclusive: Literal["pass", "fail"] = Field(
+        default="pass", description="--on-inconclusive: what a pair left undecided makes"
+    )

@@ -11,6 +11,13 @@ lists every check it made).
   are positive and skewed; the same interval the answer gives req/s).
 - Error rate: the Wilson score interval of all the trials' failed requests over all
   their requests (scipy's ``binomtest``), which holds at 0 errors and small counts.
+- Capacity per core (at least): ``--capacity``'s search bracket divided by the server's
+  CPUs, the highest offered rate that passed to the lowest that failed. That bracket is
+  two single windows, not a confidence interval (the capacity with an interval is issue
+  37's): the check's line says "search bracket" so nobody reads it as one.
+
+``max_slowdown`` is not checked here: it is a matrix's verdict threshold for the
+scenario's pairs (djbench.reports.compare).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Literal
 from scipy import stats as scipy_stats
 
 from djbench.results.analysis import Pair, Run
+from djbench.results.model import Capacity
 
 CONFIDENCE = 0.95
 Verdict = Literal["met", "missed", "too close"]
@@ -31,7 +39,9 @@ METRICS = {
     "p99_ms": ("p99", "ms"),
     "error_rate": ("error rate", ""),
     "peak_pss_mib": ("peak PSS", "MiB"),
+    "capacity_per_core": ("capacity per core", "req/s"),
 }
+AT_LEAST = frozenset({"capacity_per_core"})  # the others are "at most"
 
 
 @dataclass(frozen=True)
@@ -63,13 +73,13 @@ def wilson(failed: int, total: int, confidence: float = CONFIDENCE) -> tuple[flo
     return float(found.low), float(found.high)
 
 
-def _verdict(limit: float, interval: tuple[float, float] | None) -> Verdict:
+def _verdict(limit: float, interval: tuple[float, float] | None, least: bool = False) -> Verdict:
     if interval is None:
         return "too close"
     low, high = interval
-    if low > limit:
+    if (high < limit) if least else (low > limit):
         return "missed"
-    return "met" if high <= limit else "too close"
+    return "met" if ((low >= limit) if least else (high <= limit)) else "too close"
 
 
 def at_most(metric: str, limit: float, values: Sequence[float]) -> Check:
@@ -85,6 +95,26 @@ def error_rate_at_most(limit: float, failed: int, total: int) -> Check:
     return Check("error_rate", limit, value, interval, _verdict(limit, interval))
 
 
+def capacity_at_least(limit: float, capacity: Capacity) -> Check | None:
+    """capacity_per_core from a capacity search: met when the confirmed capacity per
+    core reaches the limit, missed when even the lowest rate that failed is below it,
+    too close otherwise; None when the search was a tuning's screening (no capacity)."""
+    if capacity.screening:
+        return None
+    cores = max(1, capacity.server_cpus)
+    if capacity.bracket is not None:
+        bounds = (capacity.bracket[0] / cores, capacity.bracket[1] / cores)
+    elif capacity.rps is not None:  # it passed up to the driver's ceiling: no upper side
+        bounds = (capacity.rps / cores, math.inf)
+    else:
+        return Check("capacity_per_core", limit, math.nan, None, "too close")
+    value = capacity.rps / cores if capacity.rps is not None else bounds[0]
+    verdict = _verdict(limit, bounds, least=True)
+    if capacity.rps is None and verdict == "met":  # nothing confirmed: not a pass
+        verdict = "too close"
+    return Check("capacity_per_core", limit, value, bounds, verdict)
+
+
 def said(check: Check) -> str:
     """'p99 32.1 ms [29.0-35.5] > 1 ms' and the like."""
     name, unit = METRICS[check.metric]
@@ -92,14 +122,20 @@ def said(check: Check) -> str:
     def shown(value: float) -> str:
         return f"{value:.2%}" if check.metric == "error_rate" else f"{value:,.1f}"
 
-    bounds = (
-        ""
-        if check.interval is None
-        else f" [{shown(check.interval[0])}-{shown(check.interval[1])}]"
-    )
+    bounds = ""
+    if check.interval is not None:
+        low, high = check.interval
+        bounds = f" [{shown(low)}-{'no failure' if math.isinf(high) else shown(high)}]"
+        if check.metric in AT_LEAST:
+            bounds = f" (search bracket{bounds})"
     limit = f"{check.limit:.2%}" if check.metric == "error_rate" else f"{check.limit:g} {unit}"
     value = shown(check.value) + (f" {unit}" if unit else "")
-    relation = {"met": "<=", "missed": ">", "too close": "too close to call against"}
+    least = check.metric in AT_LEAST
+    relation = {
+        "met": ">=" if least else "<=",
+        "missed": "<" if least else ">",
+        "too close": "too close to call against",
+    }
     return f"{name} {value}{bounds} {relation[check.verdict]} {limit}"
 
 
@@ -114,6 +150,10 @@ def of_pair(pair: Pair, declared: dict[str, float]) -> list[Check]:
         failed = sum(t.error_count for t in pair.entry.trials)
         total = sum(t.requests + t.error_count for t in pair.entry.trials)
         found.append(error_rate_at_most(declared["error_rate"], failed, total))
+    capacity = pair.entry.capacity
+    limit = declared.get("capacity_per_core")
+    if limit is not None and capacity is not None and (c := capacity_at_least(limit, capacity)):
+        found.append(c)
     return found
 
 

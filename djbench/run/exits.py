@@ -29,7 +29,8 @@ TABLE: tuple[tuple[int, str, str], ...] = (
         "a verdict or threshold failed",
         "a threshold of the scenario file missed (its interval beyond it); --matrix found "
         "a pair worse or an answer changed shape; --verify-only found a server that fails "
-        "the gate",
+        "the gate; with --on-inconclusive fail, a question left open (a pair undecided, a "
+        "threshold too close to call)",
     ),
     (USAGE, "usage error, before anything started", "a bad option, value or pairing"),
     (

@@ -36,6 +36,7 @@ from pathlib import Path
 from djbench.plan import matrix_axes as plan
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
+from djbench.reports.matrix_output import noise_line
 from djbench.results import decide, store
 from djbench.results.model import MatrixDocument
 from djbench.run.cli import cell_argv
@@ -45,7 +46,7 @@ from djbench.run.matrix_build import (
     build_cells,
     remove_worktrees,
 )
-from djbench.run.matrix_verdicts import Looks, verdicts
+from djbench.run.matrix_verdicts import Looks, checks, noise, verdicts
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 MAX_ROUNDS = 40  # the most rounds a matrix run until decided plans for, whatever the budget
@@ -189,6 +190,7 @@ def main(
         alpha=settings.alpha,
         budget_s=settings.budget_s,
         until_decided=settings.rounds is None,
+        on_inconclusive=opts.on_inconclusive,
     )
     out.mkdir(parents=True, exist_ok=True)
     states = build_cells(project, opts, settings, say, out)
@@ -198,6 +200,7 @@ def main(
         run_rounds(states, base_cell, opts, settings, document, path, say, clock)
     finally:
         remove_worktrees(states)
+    document.checks = checks(states)
     document.status = "complete"
     document.finished = store.now()
     document.seconds = round(time.monotonic() - clock, 1)
@@ -238,6 +241,10 @@ def run_rounds(
         if final or looking:
             document.verdicts = verdicts(states, base, settings, looks.level(round_index, final))
             document.rounds = round_index
+            first = document.noise is None
+            document.noise = noise(states, base, settings, looks.most)
+            if document.noise is not None and first:
+                say(noise_line(document.noise))
             if not final and all(v.decided for v in document.verdicts):
                 say(f"every pair decided after {round_index} round(s)")
                 final = True

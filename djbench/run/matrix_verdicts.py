@@ -3,13 +3,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.reports.compare import Comparison, compare
-from djbench.results import decide, store
+from djbench.reports.compare import Comparison, compare, estimate
+from djbench.reports.matrix_output import open_questions
+from djbench.results import decide, store, thresholds
 from djbench.results.analysis import load_cell
-from djbench.results.model import MatrixDocument, MatrixPair, MatrixVerdict
+from djbench.results.model import (
+    MatrixCheck,
+    MatrixDocument,
+    MatrixNoise,
+    MatrixPair,
+    MatrixVerdict,
+)
 from djbench.run import exits
 from djbench.run.exits import Outcome
 from djbench.run.matrix_build import CellState, Settings
@@ -98,12 +106,14 @@ def _verdict(
                         f"x{m.ratio:.3f}"
                         + (f" [{m.ci[0]:.3f}-{m.ci[1]:.3f}]" if m.ci else "")
                         + f" p={_p(m.p_adjusted, m.p_value)}"
+                        + (" drifting" if m.drifting else "")
                         if m.ratio is not None
                         else m.note or "-"
                     )
                     for m in p.metrics
                 },
                 reasons=list(p.reasons),
+                threshold=p.threshold,
             )
             for p in result.pairs
         ],
@@ -117,20 +127,75 @@ def _verdict(
     )
 
 
+def checks(states: list[CellState]) -> list[MatrixCheck]:
+    """The scenario file's thresholds on every cell that ran, over its rounds' trials
+    (a threshold holds the deployment, whichever commit or version it runs)."""
+    found = []
+    for state in states:
+        if state.record.status != "ok" or not state.record.run_files:
+            continue
+        run = load_cell([Path(f) for f in state.record.run_files], state.record.label)
+        found += [
+            MatrixCheck(
+                cell=state.record.label,
+                label=pair.label,
+                scenario=pair.scenario,
+                metric=check.metric,
+                verdict=check.verdict,
+                said=thresholds.said(check),
+            )
+            for pair, check in thresholds.of_run(run)
+        ]
+    return found
+
+
+def noise(
+    states: list[CellState], base: CellState, settings: Settings, horizon: int
+) -> MatrixNoise | None:
+    """This runner's own noise: the pooled sd of every compared pair's per-round req/s
+    log-ratios, and the slowdown the budget's rounds would flag at it (80% power, one
+    pair of all: the same planning bound as the pre-run line)."""
+    if base.record.status != "ok" or not base.record.run_files:
+        return None
+    base_run = load_cell([Path(f) for f in base.record.run_files], base.record.label)
+    variances, rounds = [], 0
+    for state in states:
+        if state is base or state.record.status != "ok" or not state.record.run_files:
+            continue
+        run = load_cell([Path(f) for f in state.record.run_files], state.record.label)
+        theirs = {p.key: p for p in run.pairs}
+        for pair in base_run.pairs:
+            if pair.key in theirs and (e := estimate("rps", pair, theirs[pair.key], True)):
+                plain = e.se / (e.rounds.widening if e.rounds is not None else 1.0)
+                variances.append(plain**2 * e.n_base)
+                rounds = max(rounds, e.n_base)
+    if not variances:
+        return None
+    sd = math.sqrt(sum(variances) / len(variances))
+    found = decide.detectable(horizon, len(variances), settings.alpha, sd)
+    return MatrixNoise(
+        rounds=rounds,
+        sd=round(sd, 4),
+        pairs=len(variances),
+        horizon=horizon,
+        detectable=None if found is None else round(found, 4),
+    )
+
+
 @dataclass
 class Looks:
-    """Where alpha stands: rounds done, the horizon the budget allows, the last look."""
+    """Where alpha stands: the horizon the budget allows and the looks made so far."""
 
     alpha: float
     most: int | None = None  # fixed after the pilot round (or --trials)
-    previous: int | None = None
+    made: list[int] = field(default_factory=list)
 
     def level(self, done: int, final: bool) -> float:
-        """What a look after `done` rounds may spend; the final look spends the rest."""
+        """The nominal level of a look after `done` rounds (exact group-sequential
+        boundaries over the looks made); the final look spends the rest."""
         assert self.most is not None
-        level = decide.look_alpha(self.alpha, done, self.most, self.previous, final)
-        self.previous = done
-        return level
+        self.made.append(done)
+        return decide.look_level(self.alpha, self.made, self.most, final)
 
 
 def problem(document: MatrixDocument) -> Outcome | None:
@@ -139,12 +204,22 @@ def problem(document: MatrixDocument) -> Outcome | None:
     cell that could not run leaves it incomplete (3)."""
     worse = sum(len(v.worse) for v in document.verdicts)
     shapes_changed = sum(len(v.shape_changes) for v in document.verdicts)
+    missed = [c for c in document.checks if c.verdict == "missed"]
     failed = [c.label for c in document.cells if c.status != "ok"]
+    strict = document.on_inconclusive == "fail"
+    undecided = open_questions(document) if strict else []
     parts = []
     if worse:
         parts.append(f"{worse} pair(s) got worse")
     if shapes_changed:
         parts.append(f"{shapes_changed} answer(s) changed shape")
+    if missed:
+        parts.append(
+            f"{len(missed)} threshold(s) missed ({missed[0].cell} {missed[0].label} "
+            f"{missed[0].scenario}: {missed[0].said})"
+        )
+    if undecided:
+        parts.append(f"{'; '.join(undecided)} (--on-inconclusive fail)")
     if failed:
         parts.append(f"cell(s) {', '.join(failed)} could not run")
     base = next((c for c in document.cells if c.label == document.base), None)
@@ -153,4 +228,5 @@ def problem(document: MatrixDocument) -> Outcome | None:
     if not parts:
         return None
     message = "; ".join(parts)
-    return exits.verdict(message) if worse or shapes_changed else exits.incomplete(message)
+    failed_verdict = worse or shapes_changed or missed or undecided
+    return exits.verdict(message) if failed_verdict else exits.incomplete(message)

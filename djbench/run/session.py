@@ -187,7 +187,7 @@ def run_timed(
     if how.until_round is not None and how.until_round < plan.trials:
         pause(console, recorder, how.until_round, Path(opts.output))
         return None
-    return finish(console, mode, recorder, run_dir, how.ci)
+    return finish(console, mode, recorder, run_dir, how.ci, opts.on_inconclusive)
 
 
 @contextlib.contextmanager
@@ -277,7 +277,12 @@ def announce(
 
 
 def finish(
-    console: Console, mode: Mode, recorder: Recorder, run_dir: Path, ci: CiFiles
+    console: Console,
+    mode: Mode,
+    recorder: Recorder,
+    run_dir: Path,
+    ci: CiFiles,
+    on_inconclusive: str = "pass",
 ) -> Outcome | None:
     """The run complete: saved, every table printed, the report and the guide written
     beside the results, and the answer last; exit 3 when nothing was measured."""
@@ -299,6 +304,17 @@ def finish(
         return exits.incomplete("nothing was measured: every pair failed or was refused")
     if missed := outputs.missed_thresholds(recorder.path):
         return exits.verdict(f"{len(missed)} threshold(s) missed: {missed[0]}")
+    if open_ := outputs.missed_thresholds(recorder.path, verdict="too close"):
+        if on_inconclusive == "fail":
+            return exits.verdict(
+                f"{len(open_)} threshold(s) too close to call (--on-inconclusive fail): {open_[0]}"
+            )
+        console.print(
+            escape(
+                f"{len(open_)} threshold(s) too close to call: not a pass, not a miss "
+                "(--on-inconclusive fail makes them exit 1)"
+            )
+        )
     return None
 
 

@@ -131,6 +131,16 @@ OTHER_FLAGS: tuple[Flag, ...] = (
         example="bmf.json",
     ),
     Flag(
+        "on_inconclusive",
+        "what a question left open at the budget makes of the exit code: pass (default: "
+        "exit 0, said in one line) or fail (exit 1): a matrix pair neither worse nor "
+        "equivalent, a threshold too close to call",
+        FILES,
+        TIMED | {"matrix"},
+        metavar="pass|fail",
+        example="fail",
+    ),
+    Flag(
         "no_setup",
         "skip DJBENCH['SETUP_COMMANDS']",
         FILES,

@@ -20,7 +20,8 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
-from djbench.reports.console import console_for, print_matrix_result
+from djbench.reports.console import console_for
+from djbench.reports.matrix_output import print_matrix_result
 from djbench.reports.outputs import write_matrix_ci
 from djbench.results import decide, store
 from djbench.run import matrix_build, matrix_cells, matrix_verdicts
