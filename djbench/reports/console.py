@@ -23,7 +23,7 @@ from djbench.reports.words import (
 )
 from djbench.results.analysis import UNDERSERVED, broadcast_rates, failures, per_100mb
 from djbench.results.held import held
-from djbench.results.model import MatrixDocument, Notice, PairResult, RunDocument, Trial
+from djbench.results.model import Notice, PairResult, RunDocument, Trial
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
 
@@ -403,56 +403,6 @@ def print_hops(console: Console, document: RunDocument) -> None:
             continue
         table.add_row(escape(name), str(h.hops), escape(hop_causes(h.causes)))
     console.print(table)
-
-
-def print_matrix_result(console: Console, document: MatrixDocument) -> None:
-    """Each cell (environment, build time) and each cell's verdict against the base."""
-    table = Table(title="Matrix cells", title_justify="left")
-    for column in ("cell", "status", "Python", "Django", "environment", "build s", "run"):
-        table.add_column(column)
-    for cell in document.cells:
-        table.add_row(
-            escape(cell.label),
-            cell.status,
-            cell.python_version or "",
-            cell.versions.get("django", ""),
-            "cached" if cell.cached else ("built" if cell.environment else ""),
-            "" if cell.build_seconds is None else f"{cell.build_seconds:.1f}",
-            escape(cell.run_file or ""),
-        )
-    console.print(table)
-    for cell in document.cells:
-        if cell.reason:
-            console.print(f"[red]failed[/] {escape(cell.label)}: {escape(cell.reason)}")
-    for v in document.verdicts:
-        counts = ", ".join(f"{n} {k}" for k, n in v.counts.items() if n)
-        console.print(
-            f"{escape(v.cell)} against {escape(v.base)}: {escape(counts or 'nothing compared')}"
-        )
-        if v.pairs:
-            metrics = list(dict.fromkeys(m for p in v.pairs for m in p.metrics))
-            pairs = Table(title_justify="left")
-            for column in ("server", "scenario", "conc.", "verdict", *metrics):
-                pairs.add_column(column)
-            for p in v.pairs:
-                colour = {"worse": "red", "better": "green"}.get(p.verdict, "")
-                verdict = f"[{colour}]{p.verdict}[/]" if colour else p.verdict
-                pairs.add_row(
-                    escape(p.label),
-                    escape(p.scenario),
-                    str(p.concurrency or "-"),
-                    verdict,
-                    *[escape(p.metrics.get(m, "")) for m in metrics],
-                )
-            console.print(pairs)
-        for line in v.worse:
-            console.print(f"  [red]worse[/] {escape(line)}")
-        for line in v.better:
-            console.print(f"  [green]better[/] {escape(line)}")
-        for line in v.shape_changes:
-            console.print(f"  [red]answer changed[/] {escape(line)}")
-        for line in v.plan_differences:
-            console.print(f"  [yellow]plans differ[/] {escape(line)}")
 
 
 def print_tuning(console: Console, document: RunDocument) -> None:
