@@ -13,7 +13,7 @@ from djbench.reports.compare import compare
 from djbench.results import decide
 from djbench.results.analysis import load_run
 from djbench.results.model import Notice, Trial
-from tests.resultfiles import entry, write
+from tests.resultfiles import PLAN, entry, write
 
 BASE = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0]
 
@@ -84,7 +84,7 @@ def test_an_interval_wider_than_the_margin_is_inconclusive_and_says_what_it_coul
     rps = pair.metric("rps")
     assert pair.verdict == "inconclusive" and rps is not None
     assert rps.detectable is not None and rps.detectable > 0.05
-    assert "would have been seen" in rps.note
+    assert "would have been found with 80% power" in rps.note
 
 
 def test_few_trials_can_still_reach_a_verdict_and_one_cannot(tmp_path: Path) -> None:
@@ -280,3 +280,24 @@ def test_another_cpu_or_scenario_set_is_not_comparable(tmp_path: Path) -> None:
     assert "cpu_model: 'test CPU' vs 'another CPU'" in result.plan_differences
     assert "cpu_count: 2 vs 8" in result.plan_differences
     assert "scenario set: movies-sync, sleep-async vs movies-sync" in result.plan_differences
+
+
+def test_a_scenario_s_max_slowdown_is_its_pairs_verdict_threshold(tmp_path: Path) -> None:
+    def verdict(ratio: float, max_slowdown: float, declared_by: str) -> tuple[str, float | None]:
+        meta = {**PLAN["scenarios"]["movies-sync"], "thresholds": {"max_slowdown": max_slowdown}}
+        own = {"scenarios": {**PLAN["scenarios"], "movies-sync": meta}}
+        base = write(
+            tmp_path, "base", [entry("uwsgi", "movies-sync", BASE)],
+            **(own if declared_by == "base" else {}),
+        )  # fmt: skip
+        new = write(
+            tmp_path, "new", [entry("uwsgi", "movies-sync", [x * ratio for x in BASE])],
+            **(own if declared_by == "new" else {}),
+        )  # fmt: skip
+        [pair] = compare(load_run(base), load_run(new)).pairs
+        return pair.verdict, pair.threshold
+
+    assert verdict(0.97, 0.02, "base") == ("worse", 0.02)  # within the default 5%, not 2%
+    assert verdict(0.80, 0.30, "base") == ("equivalent", 0.30)  # 20% slower: accepted
+    # The change under test cannot loosen its own gate: BASE's file is the one read.
+    assert verdict(0.80, 0.30, "new") == ("worse", None)

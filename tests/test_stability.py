@@ -114,3 +114,19 @@ def test_a_run_taken_while_the_machine_was_busy_is_flagged_and_not_compared(
     # x0.72 from a package install on the same cores is not a regression of the server.
     assert pair.verdict == "not comparable"
     assert "the machine moved" in pair.reasons[0] and "NEW 35%" in pair.reasons[0]
+    assert {m.metric: m.verdict for m in pair.metrics}["rps"] == "not comparable"
+    assert "req/s and p99 set aside, pss_peak judged" in pair.reasons[0]
+
+
+def test_memory_is_judged_whatever_the_cpu_did(tmp_path: Path) -> None:
+    """Issue 37 item 7: +12 MiB of PSS on a busy machine is a regression, not 'not
+    comparable'; the time figures alone are set aside."""
+    rps = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0]
+    pss = [60.0, 60.2, 59.9, 60.1, 60.0, 60.1]
+    quiet = _busy(entry("uwsgi", "movies-sync", rps, pss=pss), 2.0)
+    busy = _busy(entry("uwsgi", "movies-sync", rps, pss=[x + 12 for x in pss]), 35.0)
+    base, new = load_run(write(tmp_path, "a", [quiet])), load_run(write(tmp_path, "b", [busy]))
+    [pair] = compare(base, new).pairs
+    verdicts = {m.metric: m.verdict for m in pair.metrics}
+    assert pair.verdict == "worse" and verdicts["pss_peak"] == "worse"
+    assert verdicts["rps"] == verdicts["p99"] == "not comparable"

@@ -26,6 +26,9 @@ METRICS: dict[str, tuple[str, int]] = {
     "p99": ("p99 latency (median of trials)", -1),
     "pss_peak": ("PSS peak (median of trials' peaks)", -1),
 }
+# The figures other work's CPU moves: set aside when the machine moved between two
+# separate runs; memory (and counts) are judged whatever the CPU did (issue 37 item 7).
+TIMED_METRICS = frozenset({"rps", "p99"})
 # Plan settings that must match for figures to be comparable.
 PLAN_KEYS = (
     "driver",
@@ -66,7 +69,8 @@ class MetricResult:
     p_adjusted: float | None = None  # Benjamini-Hochberg, over the pairs of this metric
     change: float = 0.0  # signed so that > 0 is better
     method: str = ""
-    detectable: float | None = None  # the interval's half-width: smaller changes unseen
+    detectable: float | None = None  # the change found with 80% power at this look
+    drifting: bool = False  # its rounds trend: the mean depends on how long the run was
 
 
 @dataclass
@@ -79,6 +83,7 @@ class PairResult:
     reasons: list[str] = field(default_factory=list)
     metrics: list[MetricResult] = field(default_factory=list)
     variant: str = ""  # a settings variant (--axis), as NAME=VALUE,...
+    threshold: float | None = None  # the scenario's own max_slowdown, when it has one
 
     @property
     def label(self) -> str:
@@ -139,7 +144,9 @@ def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricR
     note = d.note
     if d.verdict in ("worse", "better") and d.ratio is not None:
         shown = d.p_adjusted if d.p_adjusted is not None else d.p
-        note = f"{label} {(d.ratio - 1) * 100:+.1f}% (p={shown:.3g}, {d.method})"
+        note = f"{label} {(d.ratio - 1) * 100:+.1f}% (p={shown:.3g}, {d.method})" + (
+            f"; {d.note}" if d.note else ""
+        )
     elif d.note == "too few":
         note = (
             f"too few trials ({len(b.series(metric))} vs {len(n.series(metric))}): the test "
@@ -160,6 +167,7 @@ def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricR
         change=((d.ratio - 1) * direction) if d.ratio is not None else 0.0,
         method=d.method,
         detectable=d.detectable,
+        drifting=d.drifting,
     )
 
 
@@ -244,6 +252,54 @@ def _pair_verdict(result: PairResult) -> str:
     return "equivalent" if rps is not None and rps.verdict == "equivalent" else "inconclusive"
 
 
+def _margin(base: Run, scenario: str, threshold: float) -> float:
+    """The verdict threshold of a scenario's pairs: its file's max_slowdown as BASE
+    declares it (a change under test may not loosen its own gate), else the command's."""
+    meta = base.plan.scenarios.get(scenario)
+    return (meta.thresholds if meta else {}).get("max_slowdown", threshold)
+
+
+def _judge(
+    measured: list[tuple[PairResult, Pair, Pair]],
+    moved: dict[int, str],
+    margins: list[float],
+    threshold: float,
+    level: float,
+    paired: bool,
+) -> None:
+    """Every measured pair's metrics judged, and its verdict from them; a pair whose
+    machine moved keeps only the metrics other work's CPU does not change."""
+    # Many pairs at once: per metric (each its own question, "did throughput get worse
+    # anywhere?"), Benjamini-Hochberg keeps the share of false verdicts among the
+    # verdicts given at the look's level.
+    for (result, _, _), margin in zip(measured, margins, strict=True):
+        result.threshold = margin if margin != threshold else None
+    for metric, (_, direction) in METRICS.items():
+        aside = [metric in TIMED_METRICS and id(r) in moved for r, _, _ in measured]
+        estimates = [
+            None if out else estimate(metric, b, n, paired)
+            for (_, b, n), out in zip(measured, aside, strict=True)
+        ]
+        decisions = decide.judge(estimates, direction, level, margins)
+        for (result, b, n), d, out in zip(measured, decisions, aside, strict=True):
+            if b.series(metric) or n.series(metric):
+                found = _metric_result(metric, b, n, d)
+                if out:
+                    found.verdict, found.note = "not comparable", "set aside: the machine moved"
+                result.metrics.append(found)
+    for result, _, _ in measured:
+        result.verdict = _pair_verdict(result)
+        if (busy := moved.get(id(result))) is not None:
+            if result.verdict not in ("worse", "better"):
+                result.verdict = "not comparable"
+            judged = [m.metric for m in result.metrics if m.metric not in TIMED_METRICS]
+            result.reasons.append(
+                f"{busy}; req/s and p99 set aside, {', '.join(judged) or 'nothing else'} "
+                "judged (memory does not depend on the CPU other work took)"
+            )
+        result.reasons += [m.note for m in result.metrics if m.verdict in ("worse", "better")]
+
+
 def compare(
     base: Run,
     new: Run,
@@ -259,6 +315,7 @@ def compare(
     new_pairs = {p.key: p for p in new.pairs}
     results: list[PairResult] = []
     measured: list[tuple[PairResult, Pair, Pair]] = []
+    moved: dict[int, str] = {}  # id(result) -> why its time figures are set aside
     for b in base.pairs:
         n = new_pairs.pop(b.key, None)
         result = PairResult(
@@ -275,24 +332,21 @@ def compare(
             result.reasons = ["the scenario's definition changed"]
         elif (decided := _correctness(b, n)) is not None:
             result.verdict, result.reasons = decided  # a failure or a changed answer, however busy
-        elif not paired and (busy := _machine_moved(b, n)) is not None:
-            # Two separate runs: other work on the machine during one of them is in the
-            # ratio and nothing can take it out again (paired rounds cancel it).
-            result.verdict, result.reasons = "not comparable", [busy]
         else:
+            if not paired and (busy := _machine_moved(b, n)) is not None:
+                # Two separate runs: other work on the machine during one of them is in
+                # the time figures and nothing can take it out again (paired rounds
+                # cancel it); memory is still judged.
+                moved[id(result)] = busy
             measured.append((result, b, n))
-    # Many pairs at once: per metric (each its own question, "did throughput get worse
-    # anywhere?"), Benjamini-Hochberg keeps the share of false verdicts among the
-    # verdicts given at the look's level.
-    for metric, (_, direction) in METRICS.items():
-        estimates = [estimate(metric, b, n, paired) for _, b, n in measured]
-        decisions = decide.judge(estimates, direction, level, threshold)
-        for (result, b, n), d in zip(measured, decisions, strict=True):
-            if b.series(metric) or n.series(metric):
-                result.metrics.append(_metric_result(metric, b, n, d))
-    for result, _, _ in measured:
-        result.verdict = _pair_verdict(result)
-        result.reasons += [m.note for m in result.metrics if m.verdict in ("worse", "better")]
+    _judge(
+        measured,
+        moved,
+        [_margin(base, b.scenario, threshold) for _, b, _ in measured],
+        threshold,
+        level,
+        paired,
+    )
     for n in new_pairs.values():
         results.append(
             PairResult(

@@ -6,7 +6,12 @@ else compares two sides. Four verdicts, all from one interval of the ratio NEW /
 - ``worse`` / ``better``: significant (Benjamini-Hochberg-adjusted p below the look's
   alpha) and the estimate beyond the threshold in that direction (asv's rule: both);
 - ``equivalent``: the interval lies within +/- the threshold ("no change beyond 5%");
-- ``inconclusive``: neither; it says the smallest change this run could have seen.
+- ``inconclusive``: neither; it says the change this run would have found with 80%
+  power (not the interval's half-width, at which the power is about one half).
+
+Paired rounds are checked for what the t test assumes (rounds.py): positive lag-1
+autocorrelation widens the standard error (AR(1) variance of a mean), and a trend
+across rounds marks the verdict as drifting.
 
 Two designs, two tests, both on log values (throughput and latency are ratios: a
 log turns "x0.85" into a shift, and their log is close to normal here):
@@ -25,17 +30,22 @@ alarm rate: with 39 pairs Holm needs a p 39 times smaller for the first flag).
 
 Repeated looks (rounds go on until every pair is decided): four looks over the rounds
 the budget allows, alpha spent over them with the power family alpha * t**3 (Kim-DeMets;
-close to O'Brien-Fleming), t = rounds done / most rounds; each look tests at the
-increment it spends, so the chance of any false verdict over all looks is at most
-alpha (a union bound).
+close to O'Brien-Fleming), t = rounds done / most rounds; each look tests at the nominal
+level of the exact group-sequential boundary for what it spends (sequential.py), so the
+chance of any false verdict over all looks is alpha (the horizon is fixed after the
+pilot round, before any verdict).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from djbench.results.rounds import Diagnosis, diagnose, widening
 
 Verdict = Literal["worse", "better", "equivalent", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"worse", "better", "equivalent"})
@@ -61,6 +71,7 @@ class Estimate:
     df: float  # degrees of freedom of its t distribution
     n_base: int
     n_new: int
+    rounds: Diagnosis | None = None  # paired: the rounds' autocorrelation and trend
 
     @property
     def ratio(self) -> float:
@@ -85,7 +96,9 @@ class Estimate:
     @property
     def label(self) -> str:
         if self.method == "paired":
-            return f"paired t on {self.n_base} per-round log-ratios"
+            factor = self.rounds.widening if self.rounds is not None else 1.0
+            said = f", error widened x{factor:.2f} for autocorrelation" if factor > 1 else ""
+            return f"paired t on {self.n_base} per-round log-ratios{said}"
         return f"Welch t on log values, {self.n_base} vs {self.n_new} trials"
 
 
@@ -99,7 +112,9 @@ def paired(base: Sequence[float], new: Sequence[float]) -> Estimate | None:
     count = len(logs)
     mean = sum(logs) / count
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (count - 1))
-    return Estimate("paired", mean, sd / math.sqrt(count), count - 1, count, count)
+    found = diagnose(logs)  # positive autocorrelation widens the error (rounds.py)
+    se = sd / math.sqrt(count) * found.widening
+    return Estimate("paired", mean, se, count - 1, count, count, found)
 
 
 def unpaired(base: Sequence[float], new: Sequence[float]) -> Estimate | None:
@@ -151,21 +166,37 @@ LOOKS = 4  # planned looks over the horizon: few, so that the last keeps most of
 
 def look_rounds(most: int, looks: int = LOOKS) -> list[int]:
     """The rounds after which a run looks: `looks` evenly spaced up to `most`, none
-    before MIN_ROUNDS. Few looks: with a union bound each look's share is its own, and
-    looking after every one of 15 rounds left the last look 0.009 of 0.05 (4 looks:
-    0.024)."""
+    before MIN_ROUNDS. Few looks: each look costs the last some of its level (exact
+    boundaries, alpha 0.05, 15 rounds: 0.041 after 4 looks, less after a look at every
+    round)."""
     found = {max(MIN_ROUNDS, math.ceil(most * k / looks)) for k in range(1, looks + 1)}
     return sorted(r for r in found if r <= most) or [most]
 
 
-def look_alpha(
-    alpha: float, done: int, most: int, previous: int | None, final: bool = False
-) -> float:
-    """What the look after `done` rounds may spend: the increment since the previous
-    look; a final look (the last planned round, or the budget spent) spends the rest."""
-    before = spent(alpha, previous, most) if previous is not None else 0.0
-    now = alpha if final else spent(alpha, done, most)
-    return max(now - before, 0.0)
+def look_level(alpha: float, looks: Sequence[int], most: int, final: bool = False) -> float:
+    """The nominal level of the last of `looks` (the rounds done at each look so far),
+    from the exact group-sequential boundaries of the spending function at the looks
+    made (djbench.results.sequential): together the looks' chance of any false verdict
+    is the alpha spent by the last, not less (the union bound tested the last of four
+    looks over 15 rounds at 0.024; exact: 0.041). A final look (the last planned round,
+    or the budget spent early) spends the rest of alpha."""
+    return _look_level(alpha, tuple(looks), most, final)
+
+
+@functools.lru_cache(maxsize=256)
+def _look_level(alpha: float, looks: tuple[int, ...], most: int, final: bool) -> float:
+    """look_level, cached: a simulation asks for the same looks thousands of times."""
+    from djbench.results import sequential
+
+    if most <= 0 or not looks:
+        return alpha
+    if len(set(looks)) < len(looks) or list(looks) != sorted(looks):
+        raise ValueError(f"looks must be distinct rounds in order: {looks}")
+    fractions = [done / max(most, looks[-1]) for done in looks]
+    cumulative = [spent(alpha, done, most) for done in looks]
+    if final:
+        cumulative[-1] = alpha
+    return sequential.nominal_levels(fractions, cumulative)[-1]
 
 
 @dataclass(frozen=True)
@@ -177,28 +208,56 @@ class Decision:
     p_adjusted: float | None  # Benjamini-Hochberg over the pairs of this metric
     level: float  # the alpha this look tested at
     method: str
-    detectable: float | None  # the smallest change the interval could exclude (fraction)
+    detectable: float | None  # the change found with 80% power at this look (fraction)
     note: str = ""
+    drifting: bool = False  # the rounds trend (rounds.py): the mean depends on the run's length
 
 
 def judge(
     estimates: Sequence[Estimate | None],
     direction: int,
     level: float,
-    threshold: float = THRESHOLD,
+    threshold: float | Sequence[float] = THRESHOLD,
 ) -> list[Decision]:
-    """One metric over many pairs at one look. `direction` +1: higher is better."""
+    """One metric over many pairs at one look. `direction` +1: higher is better;
+    `threshold` one for all, or one per estimate (a scenario's own max_slowdown)."""
+    estimates = pooled_widening(estimates)
     tested = [i for i, e in enumerate(estimates) if e is not None]
     adjusted = benjamini_hochberg([estimates[i].p for i in tested])  # type: ignore[union-attr]
     by_index = dict(zip(tested, adjusted, strict=True))
+    margins = [threshold] * len(estimates) if isinstance(threshold, float | int) else threshold
     found = []
-    for i, e in enumerate(estimates):
+    for i, (e, margin) in enumerate(zip(estimates, margins, strict=True)):
         if e is None:
             found.append(
                 Decision("inconclusive", None, None, None, None, level, "", None, "too few")
             )
             continue
-        found.append(_one(e, by_index[i], direction, level, threshold))
+        found.append(_one(e, by_index[i], direction, level, margin))
+    return found
+
+
+def pooled_widening(estimates: Sequence[Estimate | None]) -> list[Estimate | None]:
+    """Paired estimates judged together share their rounds' machine, so one lag-1
+    autocorrelation is estimated from all of them (the mean of their bias-corrected
+    estimates): one pair's 15 rounds give it +/-0.25, four pairs' +/-0.13. Each error is
+    then widened by that pooled value (never narrowed), and its t test given the
+    degrees of freedom of the effective number of rounds, n / widening**2 - 1."""
+    lags = [e.rounds.lag1 for e in estimates if e is not None and e.rounds is not None
+            and e.rounds.lag1 is not None]  # fmt: skip
+    if len(lags) < 2:
+        return list(estimates)
+    rho = sum(lags) / len(lags)
+    found: list[Estimate | None] = []
+    for e in estimates:
+        if e is None or e.rounds is None or e.rounds.lag1 is None:
+            found.append(e)
+            continue
+        factor = widening(rho, e.n_base)
+        diagnosis = dataclasses.replace(e.rounds, lag1=round(rho, 4), widening=round(factor, 4))
+        df = max(2.0, e.n_base / factor**2 - 1)  # the effective rounds: fewer when alike
+        se = e.se / e.rounds.widening * factor
+        found.append(dataclasses.replace(e, se=se, df=df, rounds=diagnosis))
     return found
 
 
@@ -211,17 +270,15 @@ def _one(e: Estimate, p_adj: float, direction: int, level: float, threshold: flo
     # The (1 - 2 level) interval: the two one-sided tests of equivalence at `level`.
     low, high = e.interval(2 * level)
     change = (e.ratio - 1) * direction  # > 0 is better
-    half = (high - low) / 2
     verdict: Verdict = "inconclusive"
     if p_adj < level and abs(e.ratio - 1) > threshold:
         verdict = "better" if change > 0 else "worse"
     elif 1 - threshold <= low and high <= 1 + threshold:
         verdict = "equivalent"
-    note = (
-        f"changes beyond about ±{half:.0%} would have been seen"
-        if verdict == "inconclusive"
-        else ""
-    )
+    seen = powered(e, level)
+    notes = [e.rounds.words()] if e.rounds is not None and e.rounds.words() else []
+    if verdict == "inconclusive":
+        notes.insert(0, f"a change of about ±{seen:.0%} would have been found with 80% power")
     return Decision(
         verdict,
         round(e.ratio, 4),
@@ -230,9 +287,22 @@ def _one(e: Estimate, p_adj: float, direction: int, level: float, threshold: flo
         round(p_adj, 6),
         level,
         e.label,
-        round(half, 4),
-        note,
+        round(seen, 4),
+        "; ".join(notes),
+        drifting=e.rounds is not None and e.rounds.drifting,
     )
+
+
+def powered(e: Estimate, level: float, power: float = 0.8) -> float:
+    """The change (fraction) this estimate's error finds with `power` in a two-sided
+    test at `level`: (t_{1 - level/2} + t_power) x se on the log scale (the normal
+    approximation to the noncentral t). Not the interval's half-width, at which the
+    power is about one half."""
+    from scipy import stats as sps
+
+    df = max(e.df, 1.0)
+    shift = (float(sps.t.ppf(1 - level / 2, df)) + float(sps.t.ppf(power, df))) * e.se
+    return math.exp(shift) - 1
 
 
 def rounds_needed(
@@ -248,3 +318,25 @@ def rounds_needed(
         if float(sps.nct.sf(crit, n - 1, effect / sd * math.sqrt(n))) >= power:
             return n
     return 500
+
+
+def detectable(
+    rounds: int, pairs: int, alpha: float = ALPHA, sd: float = NOISE_SD, power: float = 0.8
+) -> float | None:
+    """The slowdown (fraction) `rounds` paired rounds flag with `power` on one of
+    `pairs` pairs at noise `sd`: rounds_needed the other way round (None below
+    MIN_ROUNDS, or when even a halving would not be seen)."""
+    from scipy import optimize
+    from scipy import stats as sps
+
+    if rounds < MIN_ROUNDS or sd <= 0:
+        return None
+    crit = float(sps.t.ppf(1 - alpha / max(1, pairs) / 2, rounds - 1))
+
+    def short(effect: float) -> float:
+        return float(sps.nct.sf(crit, rounds - 1, effect / sd * math.sqrt(rounds))) - power
+
+    most = abs(math.log(0.5))
+    if short(most) < 0:
+        return None
+    return 1 - math.exp(-float(optimize.brentq(short, 1e-9, most)))
