@@ -20,6 +20,7 @@ from djbench.reports.ranking import (
     confirmed,
     flagged,
     rps_interval,
+    tie_level,
     unfit,
 )
 from djbench.reports.words import say
@@ -97,7 +98,7 @@ def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
         return line
     level = max((p.concurrency or 0 for p in pairs), default=0)
     at_level = [p for p in pairs if (p.concurrency or 0) == level]
-    winners, _, blocked = best_by_throughput(at_level, unfit_here)
+    winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
     if blocked:
         return (
             f"{scenario}: no verdict: the leaders' trials vary too much to rank "

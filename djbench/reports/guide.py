@@ -12,22 +12,23 @@ offered, or whose trials were too unstable to rank.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
 
 from djbench.launch.servers import SERVERS
 from djbench.reports import answer
-from djbench.reports.compare import estimate
+from djbench.reports.guide_axes import axis_recommendations
+from djbench.reports.guide_fronts import proxy_recommendation, tls_recommendation
 from djbench.reports.ranking import (
-    TIE_ALPHA,
     best_by_throughput,
     compared,
     confirmed,
     deploy_file,
     figures,
     flagged,
+    tie_level,
     tie_reason,
     underserved,
 )
+from djbench.reports.recommendation import Recommendation
 from djbench.reports.search_words import capacity_text, churn_event_text
 from djbench.reports.words import (
     exceptions_text,
@@ -41,7 +42,6 @@ from djbench.reports.words import (
     say,
     ws_short,
 )
-from djbench.results import decide
 from djbench.results.analysis import Pair, Run
 from djbench.results.held import held
 
@@ -64,26 +64,19 @@ EXAMPLES = {
 }
 
 
-@dataclass
-class Recommendation:
-    workload: str
-    title: str
-    text: str
-    winners: list[str] = field(default_factory=list)
-    excluded: list[str] = field(default_factory=list)
-
-
 def workload_of(run: Run, scenario: str) -> str:
     meta = run.plan.scenarios.get(scenario)
     return meta.workload if meta is not None else "trivial"
 
 
-def _throughput_text(scenario: str, winners: list[Pair], runner_up: Pair | None) -> str:
+def _throughput_text(
+    scenario: str, winners: list[Pair], runner_up: Pair | None, level: float
+) -> str:
     lead = winners[0]
     if len(winners) > 1:
         names = ", ".join(f"{w.label} ({figures(w)})" for w in winners)
         return (
-            f"On `{scenario}`: a tie between {names}: {tie_reason(winners)}; choose on the "
+            f"On `{scenario}`: a tie between {names}: {tie_reason(winners, level)}; choose on the "
             "other criteria below. Start from "
             + ", ".join(f"`{deploy_file(w.server)}`" for w in winners)
             + "."
@@ -112,7 +105,7 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
-                winners, excluded, blocked = best_by_throughput(pairs, flagged(run))
+                winners, excluded, blocked = best_by_throughput(pairs, flagged(run), tie_level(run))
                 name = f"{scenario} at concurrency {level}"
                 if blocked:
                     names = ", ".join(f"{p.label} ({figures(p)})" for p in blocked)
@@ -129,7 +122,11 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
                         (p for p in pairs if p.ok and p not in winners and not underserved(p)),
                         key=lambda p: -(p.median("rps") or 0),
                     )
-                    lines.append(_throughput_text(name, winners, ranked[0] if ranked else None))
+                    lines.append(
+                        _throughput_text(
+                            name, winners, ranked[0] if ranked else None, tie_level(run)
+                        )
+                    )
                     winners_all += [w.label for w in winners]
                 excluded_all += [f"{p.label} on {scenario}: {why}" for p, why in excluded]
         if not lines:
@@ -276,104 +273,6 @@ def memory_recommendation(run: Run) -> Recommendation:
     return Recommendation("memory", "Memory-constrained hosts", "\n".join(lines), [lead.label])
 
 
-def proxy_recommendation(run: Run) -> Recommendation:
-    direct = {
-        (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
-        for p in run.pairs
-        if p.front == "none" and p.ok
-    }
-    rows = []
-    for pair in run.pairs:
-        if pair.front != "caddy" or not pair.ok:  # TLS and HTTP/2: tls_recommendation
-            continue
-        base = direct.get((pair.server, pair.entry.variant_label, pair.scenario, pair.concurrency))
-        if base is None:
-            continue
-        ratio = (pair.median("rps") or 0) / (base.median("rps") or 1)
-        caddy = pair.entry.proxy_memory_mb.pss_peak if pair.entry.proxy_memory_mb else None
-        rows.append((pair, base, ratio, caddy))
-    if not rows:
-        return Recommendation(
-            "proxy",
-            "Behind a reverse proxy (Caddy)",
-            "Not measured in this run: run with `--proxy none,caddy`.",
-        )
-    rows.sort(key=lambda r: -r[2])
-    lines = []
-    for pair, base, ratio, caddy in rows:
-        memory = f"; Caddy itself peaked at {caddy:,.1f} MiB PSS" if caddy else ""
-        lines.append(
-            f"- {pair.server} on `{pair.scenario}`: {base.median('rps') or 0:,.0f} req/s "
-            f"direct, {pair.median('rps') or 0:,.0f} behind Caddy ({ratio:.2f}x){memory}."
-        )
-    best = rows[0][0]
-    lines.insert(
-        0,
-        f"- Least affected by the proxy: **{best.server}** (its ratio is the "
-        "highest below). Start from `deploy/Caddyfile`.",
-    )
-    return Recommendation(
-        "proxy", "Behind a reverse proxy (Caddy)", "\n".join(lines), [best.server]
-    )
-
-
-# TLS and HTTP/2 (issue 27): each step from the one before it, same server and scenario.
-FRONT_STEPS = (
-    ("caddy-tls", "caddy", "TLS at Caddy"),
-    ("caddy-tls/h2", "caddy-tls", "HTTP/2 instead of HTTP/1.1 over that TLS"),
-    ("none/h2", "none", "the server's own TLS and HTTP/2 instead of plain HTTP/1.1"),
-    ("none/h2", "caddy-tls/h2", "the server's own TLS and HTTP/2 instead of Caddy's"),
-    ("none/h2c", "caddy-tls/h2", "the server's own HTTP/2 in clear (h2c) instead of Caddy's"),
-)
-
-
-def _versus(new: Pair, base: Pair) -> str:
-    """NEW/BASE req/s with the engine's verdict, paired by round at TIE_ALPHA."""
-    e = estimate("rps", base, new, paired=True)
-    if e is None:
-        return "too few rounds to test"
-    [d] = decide.judge([e], +1, TIE_ALPHA)
-    low, high = d.ci or (float("nan"), float("nan"))
-    words = {"better": "faster", "worse": "slower", "equivalent": "the same within 5%"}
-    verdict = words.get(d.verdict, "no verdict")
-    return f"paired by round x{d.ratio:.2f} [{low:.2f}-{high:.2f}], {verdict}"
-
-
-def tls_recommendation(run: Run) -> Recommendation | None:
-    """What TLS at the proxy costs, whether HTTP/2 helps over it, and whether a
-    server's own HTTP/2 beats Caddy's; with Caddy's memory. None when the run has no
-    TLS front (Caddy's or a server's own)."""
-    fronts: dict[tuple[str, str, str, int | None], dict[str, Pair]] = {}
-    for p in run.pairs:
-        if p.ok:
-            key = (p.server, p.entry.variant_label, p.scenario, p.concurrency)
-            fronts.setdefault(key, {})[p.front] = p
-    if not any(f in by for by in fronts.values() for f in ("caddy-tls", "none/h2")):
-        return None
-    lines = []
-    for (server, _, scenario, _), by in sorted(fronts.items()):
-        for new, base, what in FRONT_STEPS:
-            if new in by and base in by:
-                n, b = by[new], by[base]
-                caddy = n.entry.proxy_memory_mb.pss_peak if n.entry.proxy_memory_mb else None
-                memory = f"; Caddy peaked at {caddy:,.1f} MiB PSS" if caddy else ""
-                lines.append(
-                    f"- {server} on `{scenario}`, {what}: {b.median('rps') or 0:,.0f} -> "
-                    f"{n.median('rps') or 0:,.0f} req/s ({_versus(n, b)}){memory}."
-                )
-    if not lines:
-        lines.append("- No server ran both with and without TLS here: nothing to compare.")
-    lines.insert(
-        0,
-        "Each line holds one step against the one before it (same server, scenario, "
-        "rounds): the medians, then the ratio of the rounds' pairs with its interval "
-        '(it can differ from the ratio of the medians); "no verdict": the rounds could '
-        "not tell. Start from "
-        "`deploy/Caddyfile.tls` (put your domain in the site address in production).",
-    )
-    return Recommendation("proxy", "TLS and HTTP/2", "\n".join(lines))
-
-
 def asgi_readiness(run: Run) -> Recommendation:
     """How many thread hops each page makes under ASGI, what forces them, what removes them."""
     title = "ASGI readiness of this project"
@@ -397,110 +296,6 @@ def asgi_readiness(run: Run) -> Recommendation:
             "asgi", title, "Not measured in this run: include an ASGI server in --servers."
         )
     return Recommendation("asgi", title, "\n".join(lines))
-
-
-# Settings axes the guide has a section for, and the --axis that measures them.
-AXIS_SECTIONS = {
-    "db": (
-        "Database connections (per interface)",
-        ("DB_POOL", "DB_CONN_MAX_AGE"),
-        '--axis "DB_POOL=0,1;DB_CONN_MAX_AGE=0,60" --database postgres',
-    ),
-    "middleware": (
-        "Middleware profile",
-        ("MIDDLEWARE_PROFILE",),
-        '--axis "MIDDLEWARE_PROFILE=default,lean"',
-    ),
-}
-
-
-def _axis_groups(run: Run, axis: str, interface: str) -> list[dict[str, Pair]]:
-    """The pairs that differ only in `axis`: per (server, proxy, scenario, concurrency,
-    other axes' values), each value's pair."""
-    groups: dict[tuple[object, ...], dict[str, Pair]] = {}
-    for p in run.pairs:
-        if not p.ok or p.entry.interface != interface or axis not in p.variant:
-            continue
-        others = tuple(sorted((k, v) for k, v in p.variant.items() if k != axis))
-        key = (p.server, p.proxy, p.scenario, p.concurrency, others)
-        groups.setdefault(key, {})[p.variant[axis]] = p
-    return list(groups.values())
-
-
-def _axis_value(
-    groups: list[dict[str, Pair]], axis: str, base: str, value: str
-) -> tuple[str, str] | None:
-    """(verdict, text) of one value against the base over every group: the decision
-    engine per group (paired by round: the values ran in the same rounds), with
-    Benjamini-Hochberg over the groups."""
-    both = [(g[base], g[value]) for g in groups if base in g and value in g]
-    both = [(b, o) for b, o in both if b.median("rps") and o.median("rps")]
-    if not both:
-        return None
-    decisions = decide.judge(
-        [estimate("rps", b, o, paired=True) for b, o in both], +1, decide.ALPHA
-    )
-    found = sorted((o.median("rps") or 0) / (b.median("rps") or 1) for b, o in both)
-    counts = {v: sum(d.verdict == v for d in decisions) for v in decide.DECIDED}
-    counts["inconclusive"] = len(decisions) - sum(counts.values())
-    if counts["better"] and not counts["worse"]:
-        verdict = "better"
-    elif counts["worse"] and not counts["better"]:
-        verdict = "worse"
-    elif counts["equivalent"] == len(decisions):
-        verdict = "equivalent"
-    else:
-        verdict = "inconclusive"
-    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    return verdict, (
-        f"`{axis}={value}` gave {statistics.median(found):.2f}x the req/s of `{axis}={base}` "
-        f"(median of "
-        f"{len(found)} pair(s), {found[0]:.2f}-{found[-1]:.2f}x; {tally})"
-    )
-
-
-def axis_lines(run: Run, axis: str) -> list[str]:
-    """Per interface: each value of `axis` against its first value, same everything else,
-    judged by the decision engine: "use" only for a value significantly better than the
-    first beyond the threshold on some pair and worse on none."""
-    values = run.plan.axes.get(axis, [])
-    if len(values) < 2:
-        return []
-    base = values[0]
-    lines = []
-    for interface in ("wsgi", "asgi"):
-        groups = _axis_groups(run, axis, interface)
-        judged = {
-            v: found
-            for v in values[1:]
-            if (found := _axis_value(groups, axis, base, v)) is not None
-        }
-        if not judged:
-            continue
-        better = [v for v, (verdict, _) in judged.items() if verdict == "better"]
-        if better:
-            verdict = f"use `{axis}={better[0]}`"
-        elif all(v == "worse" for v, _ in judged.values()):
-            verdict = f"keep `{axis}={base}`"
-        elif all(v == "equivalent" for v, _ in judged.values()):
-            verdict = f"no difference beyond {decide.THRESHOLD:.0%}: either value"
-        else:
-            verdict = (
-                f"no verdict in this run (no difference beyond {decide.THRESHOLD:.0%} could be "
-                "shown either way)"
-            )
-        parts = [text for _, text in judged.values()]
-        lines.append(f"- **{interface.upper()}**: {verdict}. " + "; ".join(parts) + ".")
-    return lines
-
-
-def axis_recommendations(run: Run) -> list[Recommendation]:
-    found = []
-    for key, (title, axes, how) in AXIS_SECTIONS.items():
-        lines = [line for axis in axes for line in axis_lines(run, axis)]
-        text = "\n".join(lines) if lines else f"Not measured in this run: run with {how}."
-        found.append(Recommendation(key, title, text))
-    return found
 
 
 def recycling_recommendation(run: Run) -> Recommendation:

@@ -3,7 +3,8 @@ the answer a run ends with and the report share (they read results files only).
 
 A pair leads when the decision engine (djbench.results.decide: paired by round, since
 the servers of one run share its rounds) finds no other better beyond the threshold at
-`TIE_ALPHA`; the pairs it cannot tell from the leader share the lead. A deployment that
+`TIE_ALPHA` (shared by the pairs the leader was picked from); the pairs it cannot tell
+from the leader share the lead. A deployment that
 was invalid or failed, or that left connections unserved, anywhere in the run is
 `flagged`: it is never recommended, on any axis, and never drawn or tabled among the
 valid pairs.
@@ -63,24 +64,46 @@ class Tie:
     verdict: str = "inconclusive"
 
 
-def tie_with(best: Pair, other: Pair) -> Tie | None:
-    """A tie unless the decision engine finds `best` better than `other` in req/s,
-    paired by round, beyond the threshold at TIE_ALPHA; None when it does.
+def tie_level(run: Run) -> float:
+    """The level ties are judged at: a --budget run's last sequential look (its rounds
+    were added while rankings were open, so one more test at the full level would be a
+    look the design did not pay for), else TIE_ALPHA at the run's single look."""
+    level = run.plan.budget_level
+    return TIE_ALPHA if level is None else level
 
-    "Best beats every other pair" is an intersection of tests, each at TIE_ALPHA, so no
-    multiplicity correction is needed for that claim (an intersection-union test).
-    """
+
+def family_level(level: float, family: int) -> float:
+    """One test's share of `level` among the family x (family - 1) / 2 pairs of a family."""
+    return level / max(1, family * (family - 1) // 2)
+
+
+def beats(e: decide.Estimate | None, level: float = TIE_ALPHA, family: int = 2) -> decide.Decision:
+    """The engine's verdict on best/other (req/s, paired by round) when the best was
+    picked from `family` deployments by the same data: each test at level / (family x
+    (family - 1) / 2), Bonferroni over every pair the best could have been compared
+    with, since whichever is best its tests are among them (picking the best of five identical
+    deployments and testing it against each other at the full 0.05 called one of them
+    "not tied" 25% of the time; loadtests/harness.py). What tie_with judges, and what
+    the harness simulates."""
+    [d] = decide.judge([e], +1, family_level(level, family))
+    return d
+
+
+def tie_with(best: Pair, other: Pair, level: float = TIE_ALPHA, family: int = 2) -> Tie | None:
+    """A tie unless the decision engine finds `best` better than `other` in req/s,
+    paired by round, beyond the threshold (`beats`: the level shared by the `family`
+    the best was picked from); None when it does."""
     e = estimate("rps", other, best, paired=True)
     if e is None:
         return Tie(1.0, False)
-    [d] = decide.judge([e], +1, TIE_ALPHA)
+    d = beats(e, level, family)
     if d.verdict == "better":
         return None
     return Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict)
 
 
 def best_by_throughput(
-    pairs: list[Pair], elsewhere: dict[str, str] | None = None
+    pairs: list[Pair], elsewhere: dict[str, str] | None = None, level: float = TIE_ALPHA
 ) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
     """(winners, excluded with why, blocked).
 
@@ -105,7 +128,8 @@ def best_by_throughput(
     eligible.sort(key=lambda p: -(p.median("rps") or 0))
     if not eligible:
         return [], excluded, []
-    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p)]
+    family = len(eligible)
+    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p, level, family)]
     blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
     if blocked:
         # Noise is a property of the run, not a reason against a server: the leaders are
@@ -114,8 +138,9 @@ def best_by_throughput(
     return winners, excluded, []
 
 
-def tie_reason(winners: list[Pair]) -> str:
-    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w)) is not None]
+def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
+    family = len(winners)
+    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w, level, family)) is not None]
     if ties and not all(t.testable for t in ties):
         n = min(len(w.series("rps")) for w in winners)
         return (
@@ -132,9 +157,11 @@ def tie_reason(winners: list[Pair]) -> str:
         for t in ties
         if t.ratio is not None
     )
+    share = f"its share of {level:.2g} as the best of {family}; " if family > 2 else ""
     return (
         f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
-        f"{TIE_ALPHA:g} (best/other {said}), so this run cannot separate them"
+        f"{family_level(level, family):.2g} ({share}best/other {said}), so this run cannot "
+        "separate them"
     )
 
 

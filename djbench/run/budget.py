@@ -6,6 +6,13 @@ scenario and concurrency, the ok pairs are ranked by median req/s, and two neigh
 are open while the decision engine (paired by round: they share every round) calls
 neither better nor equivalent. A round adds one trial to each open deployment; the run
 stops when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
+
+Looking after every added round is a sequential design: each look is one of the
+engine's group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX,
+fixed before the first look), so the chance that any look calls two identical
+deployments apart is alpha over the whole run, not alpha per look (re-judging at the
+full alpha after every round called identical deployments "better" 18-21% of the
+time); the neighbours of a ranking are one family (Benjamini-Hochberg).
 """
 
 from __future__ import annotations
@@ -25,8 +32,11 @@ from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
 EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
 
 
-def open_labels(results: list[PairResult], run_id: str) -> dict[str, list[str]]:
-    """Deployment label -> the open questions it is part of ("a ~ b on scenario c32")."""
+def open_labels(
+    results: list[PairResult], run_id: str, level: float = decide.ALPHA
+) -> dict[str, list[str]]:
+    """Deployment label -> the open questions it is part of ("a ~ b on scenario c32"),
+    every ranking's neighbours judged together at this look's `level`."""
     groups: dict[tuple[str, int | None], list[Pair]] = {}
     for entry in results:
         pair = Pair(run_id, entry)
@@ -35,15 +45,22 @@ def open_labels(results: list[PairResult], run_id: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
-        for upper, lower in itertools.pairwise(ranked):
-            e = estimate("rps", lower, upper, paired=True)
-            verdict = decide.judge([e], +1, decide.ALPHA)[0].verdict if e else "inconclusive"
-            if verdict in ("better", "equivalent"):
+        neighbours = list(itertools.pairwise(ranked))
+        estimates = [estimate("rps", lower, upper, paired=True) for upper, lower in neighbours]
+        decisions = decide.judge(estimates, +1, level) if neighbours else []
+        for (upper, lower), decision in zip(neighbours, decisions, strict=True):
+            if decision.verdict in ("better", "equivalent"):
                 continue
             question = f"{upper.label} ~ {lower.label} on {scenario} c{concurrency}"
             for label in (upper.label, lower.label):
                 found.setdefault(label, []).append(question)
     return found
+
+
+def look_level(planned: int, made: list[int], final: bool) -> float:
+    """The nominal level of the look after the rounds in `made` (the last is this one):
+    the engine's sequential looks over the horizon planned + EXTRA_ROUNDS_MAX."""
+    return decide.look_level(decide.ALPHA, made, planned + EXTRA_ROUNDS_MAX, final)
 
 
 def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
@@ -67,8 +84,12 @@ def spend(
     deadline: float,
 ) -> tuple[int, list[str]]:
     """The planned rounds, then rounds for open questions until `deadline`
-    (time.monotonic()); (rounds added, questions still open)."""
+    (time.monotonic()); (rounds added, questions still open). An added round starts only
+    when the whole of it fits before the deadline (judged by the rounds before it), so
+    every deployment of a round has its trial and the round stays paired."""
+    started = time.monotonic()
     run_benchmark(project, plan, recorder, run_dir, progress, stop_at=deadline)
+    each = (time.monotonic() - started) / max(1, plan.trials * len(plan.deployments))
     recorder.document.plan.budget_cut = short_of_plan(plan, recorder)
     if recorder.document.plan.budget_cut:
         progress.say(
@@ -77,23 +98,33 @@ def spend(
         )
     added = 0
     still: list[str] = []
-    while added < EXTRA_ROUNDS_MAX:
+    made: list[int] = []
+    chosen = list(plan.deployments)
+    while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
-        labels = open_labels(document.results, document.run_id)
+        made.append(plan.trials + added)
+        fits = deadline - time.monotonic() >= each * len(chosen)
+        final = not fits or added == EXTRA_ROUNDS_MAX
+        level = look_level(plan.trials, made, final)
+        labels = open_labels(document.results, document.run_id, level)
         still = sorted({q for qs in labels.values() for q in qs})
         chosen = [d for d in plan.deployments if d.label in labels]
-        if not chosen or time.monotonic() >= deadline:
+        if not chosen or final:
             break
         round_index = plan.first_round + plan.trials + added
         progress.say(
             f"budget: round {round_index + 1} for {len(still)} open comparison(s) "
-            f"({len(chosen)} deployment(s)), {deadline - time.monotonic():.0f} s left"
+            f"({len(chosen)} deployment(s)), {deadline - time.monotonic():.0f} s left; "
+            f"this look tested at {level:.3g}"
         )
         extra = dataclasses.replace(
             plan, deployments=chosen, trials=1, first_round=round_index, seed=plan.seed + added
         )
         progress.grow(extra.total_trials())
+        begun = time.monotonic()
         run_benchmark(project, extra, recorder, run_dir, progress, stop_at=deadline)
+        each = max(each, (time.monotonic() - begun) / len(chosen))
         recorder.save()
         added += 1
+    recorder.document.plan.budget_level = round(level, 6)
     return added, still
