@@ -82,9 +82,12 @@ def one_matrix(
     when every pair is decided or at `most` rounds. `spend` False: a look after every
     round from MIN_ROUNDS on, each at the full alpha (the naive procedure, for
     contrast)."""
-    centred = [[x - statistics.fmean(pool) for x in pool] for pool in pools]
+    centred = [
+        [x - mean for x in pool]
+        for pool, mean in zip(pools, map(statistics.fmean, pools), strict=True)
+    ]
     series: list[list[float]] = [[] for _ in pools]
-    previous: int | None = None
+    made: list[int] = []
     verdicts = ["inconclusive"] * len(pools)
     looks = decide.look_rounds(most) if spend else list(range(decide.MIN_ROUNDS, most + 1))
     for done in range(1, most + 1):
@@ -93,8 +96,8 @@ def one_matrix(
         if done not in looks:
             continue
         final = done == most
-        level = decide.look_alpha(alpha, done, most, previous, final) if spend else alpha
-        previous = done
+        made.append(done)
+        level = decide.look_level(alpha, made, most, final) if spend else alpha
         estimates = [decide.paired([1.0] * len(s), [math.exp(x) for x in s]) for s in series]
         decisions = decide.judge(estimates, +1, level, threshold)
         verdicts = [d.verdict for d in decisions]

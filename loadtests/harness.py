@@ -1,0 +1,190 @@
+"""Every decision path of djbench by simulation: false alarms and power, as a table.
+
+    python -m loadtests.harness                  # 1000 runs per cell, seed 1
+    python -m loadtests.harness --runs 200 --seed 7
+
+Each path calls djbench's own decision functions with the looks it makes:
+
+- matrix: 4 pairs, a look at decide.look_rounds over the default 15-round horizon,
+  exact group-sequential levels, Benjamini-Hochberg over the pairs, stop when decided;
+- compare: one pair, one look after 15 rounds (benchcompare of two paired runs);
+- budget: three deployments ranked by median, neighbours judged after the planned 3
+  rounds and after every added round (run/budget.py's looks and family);
+- ties: five deployments, the best by median against each other at the run's one look,
+  at the level shared by the five (reports/ranking.py's `beats`, as the guide and the
+  answer use it).
+
+Series (per-round log-ratios of the two sides of a pair): resampled from the recorded
+A/A matrix (tests/fixtures/series/aa-matrix.json), block-bootstrapped from it (blocks
+of 3 rounds, circular: keeps short-range correlation), smoothed (resampled plus a
+Gaussian kernel: a 15-value pool's ties shrink the t test's sd), and synthetic AR(1)
+with correlation 0, 0.3, 0.5, with and without a drift (a ramp of +/-5% whose mean is
+0: no change on average, but the rounds trend). A/A: no pair changed; "power": one
+pair of four x0.90.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import random
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from djbench.reports.ranking import TIE_ALPHA, beats
+from djbench.results import decide
+from djbench.run import budget
+from loadtests.verdicts import log_ratios
+
+AA = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "series" / "aa-matrix.json"
+Series = Callable[[random.Random, int], list[float]]  # n per-round values, mean 0
+HORIZON = 15  # the rounds a default 15-minute matrix buys here
+SD = 0.2  # decide.NOISE_SD: the recorded per-round sd
+
+
+def resampled(pool: list[float]) -> Series:
+    centred = [x - statistics.fmean(pool) for x in pool]
+    return lambda rng, n: [rng.choice(centred) for _ in range(n)]
+
+
+def smoothed(pool: list[float]) -> Series:
+    width = 0.5 * statistics.stdev(pool) * len(pool) ** -0.2  # Silverman's rule, halved
+    base = resampled(pool)
+    return lambda rng, n: [x + rng.gauss(0, width) for x in base(rng, n)]
+
+
+def blocks(pool: list[float], size: int = 3) -> Series:
+    centred = [x - statistics.fmean(pool) for x in pool]
+
+    def draw(rng: random.Random, n: int) -> list[float]:
+        found: list[float] = []
+        while len(found) < n:
+            start = rng.randrange(len(centred))
+            found += [centred[(start + k) % len(centred)] for k in range(size)]
+        return found[:n]
+
+    return draw
+
+
+def ar1(rho: float, sd: float = SD, drift: float = 0.0) -> Series:
+    """Stationary AR(1) with marginal sd `sd`, plus a ramp from -drift to +drift."""
+
+    def draw(rng: random.Random, n: int) -> list[float]:
+        x, found = rng.gauss(0, sd), []
+        for k in range(n):
+            found.append(x + (drift * (2 * k / max(1, n - 1) - 1)))
+            x = rho * x + rng.gauss(0, sd * math.sqrt(1 - rho * rho))
+        return found
+
+    return draw
+
+
+def matrix(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    drawn = [[x + s for x in series(rng, HORIZON)] for s in shifts]
+    looks, made = decide.look_rounds(HORIZON), []
+    verdicts = ["inconclusive"] * len(shifts)
+    for done in looks:
+        made.append(done)
+        level = decide.look_level(decide.ALPHA, made, HORIZON, done == HORIZON)
+        estimates = [decide.paired([1.0] * done, [math.exp(x) for x in d[:done]]) for d in drawn]
+        verdicts = [d.verdict for d in decide.judge(estimates, +1, level)]
+        if all(v in decide.DECIDED for v in verdicts):
+            break
+    return verdicts
+
+
+def compare(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    drawn = [math.exp(x + shifts[0]) for x in series(rng, HORIZON)]
+    return [decide.judge([decide.paired([1.0] * HORIZON, drawn)], +1, decide.ALPHA)[0].verdict]
+
+
+def _deployments(series: Series, count: int, rounds: int, rng: random.Random) -> list[list[float]]:
+    """Per deployment, log req/s per round: each side half the pair's variance."""
+    return [[x / math.sqrt(2) for x in series(rng, rounds)] for _ in range(count)]
+
+
+def _ranked(sides: list[list[float]], done: int) -> list[list[float]]:
+    return sorted((s[:done] for s in sides), key=lambda s: -statistics.median(s))
+
+
+def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    planned = 3
+    most = planned + budget.EXTRA_ROUNDS_MAX
+    sides = _deployments(series, 3, most, rng)
+    made: list[int] = []
+    verdicts: list[str] = []
+    for done in range(planned, most + 1):
+        made.append(done)
+        level = budget.look_level(planned, made, done == most)
+        ranked = _ranked(sides, done)
+        estimates = [
+            decide.paired([math.exp(x) for x in lower], [math.exp(x) for x in upper])
+            for upper, lower in itertools.pairwise(ranked)
+        ]
+        verdicts = [d.verdict for d in decide.judge(estimates, +1, level)]
+        if all(v in ("better", "equivalent") for v in verdicts):
+            break
+    return verdicts
+
+
+def ties(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    rounds = 5  # the default profile's trials
+    ranked = _ranked(_deployments(series, 5, rounds, rng), rounds)
+    best = [math.exp(x) for x in ranked[0]]
+    estimates = [decide.paired([math.exp(x) for x in other], best) for other in ranked[1:]]
+    return [beats(e, TIE_ALPHA, len(ranked)).verdict for e in estimates]
+
+
+PATHS = {"matrix": matrix, "compare": compare, "budget": budgeted, "ties": ties}
+
+
+def kinds() -> dict[str, Series]:
+    pools = log_ratios(AA)
+    pooled = [x - statistics.fmean(p) for p in pools for x in p]
+    return {
+        "recorded": resampled(pooled),
+        "block-bootstrap": blocks(pools[1]),
+        "smoothed": smoothed(pooled),
+        "AR(1) 0": ar1(0.0),
+        "AR(1) 0.3": ar1(0.3),
+        "AR(1) 0.5": ar1(0.5),
+        "AR(1) 0.3 + drift": ar1(0.3, drift=0.05),
+    }
+
+
+def false_alarm(path: str, series: Series, runs: int, seed: int) -> float:
+    rng = random.Random(seed)
+    shifts = [0.0] * 4
+    return sum(any(v in ("worse", "better") for v in PATHS[path](series, shifts, rng))
+               for _ in range(runs)) / runs  # fmt: skip
+
+
+def power(series: Series, runs: int, seed: int, change: float = 0.10) -> float:
+    """The matrix path: one pair of four slowed by `change`, called worse."""
+    rng = random.Random(seed)
+    shifts = [math.log(1 - change), 0.0, 0.0, 0.0]
+    return sum(matrix(series, shifts, rng)[0] == "worse" for _ in range(runs)) / runs
+
+
+def table(runs: int, seed: int) -> list[str]:
+    found = kinds()
+    head = f"{'series':<20}" + "".join(f"{p:>10}" for p in PATHS) + f"{'power':>10}"
+    lines = [f"false 'worse/better' on A/A ({runs} runs each, seed {seed}); power: "
+             "one pair of four x0.90 found worse by the matrix", head]  # fmt: skip
+    for name, series in found.items():
+        cells = [false_alarm(p, series, runs, seed) for p in PATHS]
+        lines.append(
+            f"{name:<20}" + "".join(f"{c:>10.1%}" for c in cells)
+            + f"{power(series, runs, seed):>10.1%}"
+        )  # fmt: skip
+    return lines
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print("\n".join(table(args.runs, args.seed)))
