@@ -16,10 +16,12 @@ from djbench.measure.trial import (
     LoadSettings,
     edge_bound,
     error_rate,
+    failed_of,
     invalidity,
     warnings_for,
 )
 from djbench.reports.words import say
+from djbench.results import error_limit
 from djbench.results.model import Notice
 from tests.slowserver import DELAY, SlowServer
 
@@ -127,14 +129,42 @@ def test_expect_status_decides_what_is_an_error(
 
 
 def test_too_many_unexpected_statuses_make_a_window_invalid() -> None:
-    wrong = LoadResult(requests=100, duration_s=1.0, unexpected=2, status={"200": 98, "500": 2})
+    wrong = LoadResult(requests=1000, duration_s=1.0, unexpected=20, status={"200": 980, "500": 20})
     notice = invalidity(wrong, 0.01, 200)
     assert notice is not None and notice.code == "too_many_errors"
     assert say(notice) == (
-        "2.0% of requests failed (0 socket errors: none; 2 answered with a status other "
-        "than 200) > 1.0%"
+        "2.0% of requests failed (0 socket errors: none; 20 answered with a status other "
+        "than 200) > 1.0%, beyond it (95% interval 1.30%-3.07%)"
     )
     assert invalidity(wrong, 0.05, 200) is None
+
+
+def test_an_error_rate_is_judged_with_its_uncertainty() -> None:
+    """Invalid only beyond the limit's uncertainty (issue 37 item 6): two timed-out
+    requests of seven are too few to judge a 1% limit, 1.2% of 1,000 is not beyond it;
+    both windows stand with a warning that says so. Most requests failing, or any
+    failure under a limit of 0, is beyond it whatever the count."""
+    few = LoadResult(requests=5, duration_s=1.0, errors={"timeout": 2})
+    assert invalidity(few, 0.01, 200) is None
+    warned = error_limit.warning(*failed_of(few), 0.01)
+    assert warned is not None and warned.code == "errors_too_few"
+    assert say(warned) == (
+        "2 of 7 requests failed: too few requests to judge a 1.0% error limit (300 "
+        "needed), so the window stands"
+    )
+    close = LoadResult(requests=1000, duration_s=1.0, unexpected=12, status={"500": 12})
+    assert invalidity(close, 0.01, 200) is None
+    warned = error_limit.warning(*failed_of(close), 0.01)
+    assert warned is not None and warned.code == "errors_close"
+    assert "above the 1.0% limit but not beyond its uncertainty (95% interval" in say(warned)
+    broken = LoadResult(requests=3, duration_s=1.0, errors={"timeout": 4})
+    assert invalidity(broken, 0.01, 200) is not None
+    strict = LoadResult(requests=100, duration_s=1.0, errors={"connect": 1})
+    assert invalidity(strict, 0.0, 200) is not None
+    assert error_limit.warning(0, 7, 0.01) is None
+    assert [error_limit.judge(f, 10_000, 0.01).verdict for f in (100, 110, 130)] == [
+        "within", "close", "beyond"
+    ]  # fmt: skip
     assert invalidity(LoadResult(requests=0, duration_s=1.0), 0.01, 200) == Notice(
         code="no_requests"
     )

@@ -40,6 +40,7 @@ from djbench.measure.resource_watch import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario
+from djbench.results import error_limit
 from djbench.results.model import (
     Command,
     Notice,
@@ -445,6 +446,8 @@ def warnings_for(
                 params={"bound_percent": round(bound * 100, 1), "duration_s": round(longer, 1)},
             )
         )
+    if (errors := error_limit.warning(*failed_of(result), settings.max_error_rate)) is not None:
+        found.append(errors)
     if warmup is not None and warmup.settled is False:
         found.append(
             Notice(
@@ -458,22 +461,28 @@ def warnings_for(
 def error_rate(result: LoadResult) -> float:
     """Socket errors and unexpected statuses over all attempts: one meaning for every
     driver (README "What counts as an error")."""
-    failed = result.error_count + result.unexpected
-    attempts = result.requests + result.error_count
+    failed, attempts = failed_of(result)
     return failed / attempts if attempts else 1.0
 
 
+def failed_of(result: LoadResult) -> tuple[int, int]:
+    """(failed, attempted) requests: socket errors and unexpected statuses, of all."""
+    return result.error_count + result.unexpected, result.requests + result.error_count
+
+
 def invalidity(result: LoadResult, limit: float, expect_status: int | None) -> Notice | None:
-    """Why a window cannot stand as a sample: too many errors, or nothing completed."""
+    """Why a window cannot stand as a sample: errors beyond the limit's uncertainty
+    (djbench.results.error_limit), or nothing completed."""
     if not result.requests:
         return Notice(code="no_requests")
-    rate = error_rate(result)
-    if rate <= limit:
+    judged = error_limit.judge(*failed_of(result), limit)
+    if judged.verdict != "beyond":
         return None
     return Notice(
         code="too_many_errors",
         params={
-            "rate": round(rate, 5),
+            "rate": round(judged.rate, 5),
+            "interval": [round(v, 5) for v in judged.interval] if judged.interval else None,
             "socket_errors": result.error_count,
             "errors": dict(result.errors),
             "non_2xx": result.non_2xx,

@@ -38,6 +38,10 @@ def _errors(p: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in errors.items() if v) or "none"
 
 
+def _span(interval: list[float]) -> str:
+    return f"{interval[0]:.2%}-{interval[1]:.2%}"
+
+
 def _how(p: dict[str, Any]) -> str:
     """How a Little's-law in-flight figure was read (the driver's own count is worded
     by the phrases themselves)."""
@@ -174,6 +178,16 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{p['rate']:.1%} of requests failed ({p['socket_errors']} socket errors: "
         f"{_errors(p)}; {p.get('unexpected_status', p['non_2xx'])} answered with a status "
         f"other than {p.get('expect_status') or '2xx'}) > {p['limit']:.1%}"
+        + (f", beyond it (95% interval {_span(p['interval'])})" if p.get("interval") else "")
+    ),
+    "errors_too_few": lambda p: (
+        f"{p['failed']} of {p['attempts']} requests failed: too few requests to judge a "
+        f"{p['limit']:.1%} error limit ({p['needed']:,} needed), so the window stands"
+    ),
+    "errors_close": lambda p: (
+        f"{p['rate']:.2%} of {p['attempts']:,} requests failed: above the {p['limit']:.1%} "
+        f"limit but not beyond its uncertainty (95% interval {_span(p['interval'])}), so "
+        "the window stands"
     ),
     "no_requests": lambda p: "no request completed",
     "driver_failed": lambda p: str(p["message"]),

@@ -87,7 +87,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "max_error_rate",
-        "above it a trial is invalid (default 0.01)",
+        "above it, beyond its 95% interval, a trial is invalid (default 0.01)",
         LOAD,
         TIMED,
         float,
@@ -173,7 +173,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "alpha",
-        f"false discovery rate per metric over the pairs and the looks (default "
+        f"false discovery rate over pairs x metrics x cells and the looks (default "
         f"{decide.ALPHA}; paired t on per-round log-ratios)",
         MATRIX,
         frozenset({"matrix"}),
