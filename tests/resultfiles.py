@@ -96,7 +96,7 @@ def entry(
     proxy: str = "none",
     status: str = "ok",
     reason: str = "",
-    p99: float = 20.0,
+    p99: float | list[float] = 20.0,
     pss: float | list[float] = 60.0,
     shape: str = "200 application/json {}",
     fingerprint: str = "f1",
@@ -107,10 +107,11 @@ def entry(
 ) -> PairResult:
     """A pair; `reason` (free text) is stored as a notice of code 'legacy'."""
     pss_values = pss if isinstance(pss, list) else [pss] * len(rps)
+    p99_values = p99 if isinstance(p99, list) else [p99] * len(rps)
     trials = (
         [
-            trial(r, p99, m, i, warnings)
-            for i, (r, m) in enumerate(zip(rps, pss_values, strict=True))
+            trial(r, p, m, i, warnings)
+            for i, (r, p, m) in enumerate(zip(rps, p99_values, pss_values, strict=True))
         ]
         if status == "ok"
         else []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.reports.compare import compare
+from djbench.reports.compare import compare, compare_many
 from djbench.results import decide
 from djbench.results.analysis import load_run
 from djbench.results.model import Notice, Trial
@@ -72,6 +72,44 @@ def test_a_significant_change_inside_the_margin_is_equivalent_not_worse(tmp_path
     assert rps is not None and rps.p_value is not None and rps.p_value < 0.001
     assert rps.verdict == pair.verdict == "equivalent"
     assert rps.ci is not None and 0.95 <= rps.ci[0] < rps.ci[1] <= 1.05
+
+
+def test_equivalent_only_when_every_metric_is_within_its_own_margin(tmp_path: Path) -> None:
+    """Throughput within 5% is not enough (issue 37 item 3): a p99 whose interval spans
+    well past its margin (twice req/s's: MARGIN_FACTOR) leaves the pair inconclusive,
+    and a p99 within 10% is equivalent where req/s's 5% would not have it."""
+    noise = [1003.0, 994.0, 1008.0, 999.0, 991.0, 1006.0]
+    base_run = load_run(write(tmp_path, "base", [entry("uwsgi", "movies-sync", BASE)]))
+    spread = [14.0, 27.0, 19.0, 31.0, 16.0, 24.0]
+    wide = load_run(write(tmp_path, "wide", [entry("uwsgi", "movies-sync", noise, p99=spread)]))
+    [pair] = compare(base_run, wide).pairs
+    assert pair.metric("rps").verdict == "equivalent"  # type: ignore[union-attr]
+    assert pair.metric("p99").verdict == "inconclusive"  # type: ignore[union-attr]
+    assert pair.verdict == "inconclusive"
+    near = [20.6, 21.0, 20.8, 21.2, 20.7, 20.9]  # about +4%, steady: within 10%, not 5%
+    close = load_run(write(tmp_path, "near", [entry("uwsgi", "movies-sync", noise, p99=near)]))
+    [pair] = compare(base_run, close).pairs
+    assert pair.metric("p99").verdict == "equivalent"  # type: ignore[union-attr]
+    assert pair.verdict == "equivalent"
+
+
+def test_the_cells_of_a_matrix_are_one_family(tmp_path: Path) -> None:
+    """compare_many judges every cell's pairs and metrics under one Benjamini-Hochberg:
+    a p value is adjusted over all of them, so the same pair against the same base gets
+    a larger adjusted p beside two more cells than alone."""
+    base_run = load_run(write(tmp_path, "base", [entry("uwsgi", "movies-sync", BASE)]))
+    slower = [x * 0.9 * (1 + 0.02 * (i % 2)) for i, x in enumerate(BASE)]
+    cell = load_run(write(tmp_path, "cell", [entry("uwsgi", "movies-sync", slower)]))
+    noise = [1003.0, 994.0, 1008.0, 999.0, 991.0, 1006.0]
+    others = [
+        load_run(write(tmp_path, f"o{i}", [entry("uwsgi", "movies-sync", noise)])) for i in range(2)
+    ]
+    [alone] = compare_many(base_run, [cell])
+    together = compare_many(base_run, [cell, *others])
+    p_alone = alone.pairs[0].metric("rps").p_adjusted  # type: ignore[union-attr]
+    p_together = together[0].pairs[0].metric("rps").p_adjusted  # type: ignore[union-attr]
+    assert p_alone is not None and p_together is not None and p_together > p_alone
+    assert [c.new for c in together] == [cell.run_id, *(o.run_id for o in others)]
 
 
 def test_an_interval_wider_than_the_margin_is_inconclusive_and_says_what_it_could_see(

@@ -4,20 +4,21 @@ For each (server, scenario, concurrency, proxy, variant) found on both sides, an
 of req/s, p99 latency and peak PSS, the decision engine (:mod:`djbench.results.decide`)
 gives worse / better / equivalent / inconclusive from one interval of the ratio
 NEW / BASE: paired by round when both sides ran in one command (``--matrix``), Welch's
-t on log values for two separate runs (``benchcompare``). Benjamini-Hochberg over the
-pairs, per metric. A pair whose trials were lost to the driver is "not measured",
-never a verdict on the server.
+t on log values for two separate runs (``benchcompare``). Benjamini-Hochberg over one
+family, every pair x metric (x cell: compare_many); "equivalent" only when every judged
+metric is, each within its own margin (MARGIN_FACTOR). A pair whose trials were lost to
+the driver is "not measured", never a verdict on the server (djbench.reports.comparable:
+what decides a pair before the statistics).
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from djbench.reports.words import say
+from djbench.reports.comparable import correctness, machine_moved, plan_differences
 from djbench.results import decide
-from djbench.results.analysis import FOREIGN_PERCENT, Pair, Run, foreign_percent
+from djbench.results.analysis import Pair, Run
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
 METRICS: dict[str, tuple[str, int]] = {
@@ -26,31 +27,15 @@ METRICS: dict[str, tuple[str, int]] = {
     "p99": ("p99 latency (median of trials)", -1),
     "pss_peak": ("PSS peak (median of trials' peaks)", -1),
 }
+# Each metric's margin (the smallest change that counts, and its equivalence margin) as a
+# multiple of the pair's (--threshold, or the scenario's max_slowdown). p99 gets twice:
+# a tail percentile rests on the slowest 1% of a window's requests, and its per-round
+# log-ratio spread here is about twice req/s's (MEASURED below), so the same
+# margin would leave nearly every pair "inconclusive" on p99 alone.
+MARGIN_FACTOR = {"rps": 1.0, "p99": 2.0, "pss_peak": 1.0}
 # The figures other work's CPU moves: set aside when the machine moved between two
 # separate runs; memory (and counts) are judged whatever the CPU did (issue 37 item 7).
 TIMED_METRICS = frozenset({"rps", "p99"})
-# Plan settings that must match for figures to be comparable.
-PLAN_KEYS = (
-    "driver",
-    "workers",
-    "threads",
-    "server_cpus",
-    "driver_cpus",
-    "pinning",
-    "keep_alive",
-    "new_connection_every",
-    "loop",
-    "rate",
-    "duration",
-    "warmup",
-    "max_error_rate",
-    "memory_sampling",
-    "recycle",
-    "soak_s",
-)
-# The machine: a different CPU is a different experiment.
-ENVIRONMENT_KEYS = ("cpu_model", "cpu_count")
-
 VERDICT_ORDER = ["worse", "better", "equivalent", "inconclusive", "not measured", "not comparable"]
 
 
@@ -119,10 +104,12 @@ class Comparison:
         return {v: sum(1 for p in self.pairs if p.verdict == v) for v in VERDICT_ORDER}
 
     def decided(self) -> bool:
-        """Every measured pair has a verdict on throughput (worse, better, equivalent)."""
+        """Every measured pair is worse, or has a verdict on every metric it judged
+        (equivalence needs them all, so stopping on req/s alone would stop early)."""
         measured = [p for p in self.pairs if p.metric("rps") is not None]
         return bool(measured) and all(
-            p.verdict == "worse" or p.metric("rps").verdict in decide.DECIDED  # type: ignore[union-attr]
+            p.verdict == "worse"
+            or all(m.verdict in decide.DECIDED for m in p.metrics if m.verdict != "not comparable")
             for p in measured
         )
 
@@ -171,85 +158,19 @@ def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricR
     )
 
 
-def lost_to_driver(pair: Pair) -> bool:
-    """Its only problem is trials the load driver lost: the server was not measured
-    there, it did not fail (METHODOLOGY 8)."""
-    invalid = [t for t in pair.entry.trials if not t.valid]
-    return (
-        pair.status == "invalid"
-        and bool(invalid)
-        and all(t.invalid is not None and t.invalid.code == "driver_failed" for t in invalid)
-    )
-
-
-def _measured(pair: Pair) -> bool:
-    return pair.ok or (lost_to_driver(pair) and bool(pair.valid_trials))
-
-
-def _correctness(base: Pair, new: Pair) -> tuple[str, list[str]] | None:
-    """A verdict from status and verified answers alone, when they decide it."""
-    for side, pair in (("BASE", base), ("NEW", new)):
-        if lost_to_driver(pair) and not pair.valid_trials:
-            return "not measured", [f"every trial in {side} was lost to the load driver"]
-    if _measured(base) and not _measured(new) and new.status != "ok":
-        return "worse", [f"was ok, now {new.status}: {say(new.reason)}"]
-    if not _measured(base) and _measured(new):
-        return "better", [f"was {base.status} ({say(base.reason)}), now ok"]
-    if not _measured(base) and not _measured(new):
-        return "not comparable", [f"not measured: {base.status} before, {new.status} now"]
-    base_shape = base.entry.verify.shape if base.entry.verify else ""
-    new_shape = new.entry.verify.shape if new.entry.verify else ""
-    if base_shape and new_shape and base_shape != new_shape:
-        return "worse", [f"the verified answer changed shape: {base_shape} -> {new_shape}"]
-    return None
-
-
-def plan_differences(base: Run, new: Run) -> list[str]:
-    """Every setting that makes the two runs' figures incomparable, by name."""
-    found = []
-    for key in PLAN_KEYS:
-        b, n = getattr(base.plan, key), getattr(new.plan, key)
-        if b != n:
-            found.append(f"{key}: {b!r} vs {n!r}")
-    for key in ENVIRONMENT_KEYS:
-        b, n = getattr(base.environment, key), getattr(new.environment, key)
-        if b != n:
-            found.append(f"{key}: {b!r} vs {n!r}")
-    b_set, n_set = sorted(base.plan.scenarios), sorted(new.plan.scenarios)
-    if b_set != n_set:
-        # One server lifetime runs every scenario: a different set changes what each
-        # scenario's memory figure includes.
-        found.append(f"scenario set: {', '.join(b_set)} vs {', '.join(n_set)}")
-    return found
-
-
-def _machine_moved(base: Pair, new: Pair) -> str | None:
-    """Why two separate runs' figures of one pair are not comparable because other
-    processes took CPU during one of them (the median trial above the bound)."""
-    shares = {}
-    for side, pair in (("BASE", base), ("NEW", new)):
-        found = [f for t in pair.valid_trials if (f := foreign_percent(t)) is not None]
-        shares[side] = statistics.median(found) if found else 0.0
-    busy = {side: v for side, v in shares.items() if v > FOREIGN_PERCENT}
-    if not busy:
-        return None
-    said = ", ".join(f"{side} {v:.0f}%" for side, v in shares.items())
-    return (
-        f"the machine moved: other processes took CPU on the server's or driver's cores "
-        f"during the trials ({said}, median trial); compare in one command with --matrix"
-    )
-
-
 def _pair_verdict(result: PairResult) -> str:
-    """worse if any metric is; better if any is (and none worse); equivalent when
-    throughput is and no metric moved; else inconclusive."""
+    """worse if any metric is; better if any is (and none worse); equivalent only when
+    every judged metric is, each within its own margin; else inconclusive."""
     verdicts = {m.verdict for m in result.metrics}
     if "worse" in verdicts:
         return "worse"
     if "better" in verdicts:
         return "better"
+    judged = [m for m in result.metrics if m.verdict != "not comparable"]
     rps = result.metric("rps")
-    return "equivalent" if rps is not None and rps.verdict == "equivalent" else "inconclusive"
+    if rps is None or not judged or any(m.verdict != "equivalent" for m in judged):
+        return "inconclusive"
+    return "equivalent"
 
 
 def _margin(base: Run, scenario: str, threshold: float) -> float:
@@ -269,18 +190,22 @@ def _judge(
 ) -> None:
     """Every measured pair's metrics judged, and its verdict from them; a pair whose
     machine moved keeps only the metrics other work's CPU does not change."""
-    # Many pairs at once: per metric (each its own question, "did throughput get worse
-    # anywhere?"), Benjamini-Hochberg keeps the share of false verdicts among the
-    # verdicts given at the look's level.
     for (result, _, _), margin in zip(measured, margins, strict=True):
         result.threshold = margin if margin != threshold else None
+    # One family (decide.judge_family): every pair x metric of the comparison (and of
+    # every cell, from compare_many) under one Benjamini-Hochberg at the look's level.
+    questions, asides = [], []
     for metric, (_, direction) in METRICS.items():
         aside = [metric in TIMED_METRICS and id(r) in moved for r, _, _ in measured]
         estimates = [
             None if out else estimate(metric, b, n, paired)
             for (_, b, n), out in zip(measured, aside, strict=True)
         ]
-        decisions = decide.judge(estimates, direction, level, margins)
+        factor = MARGIN_FACTOR[metric]
+        questions.append(decide.Question(estimates, direction, [m * factor for m in margins]))
+        asides.append(aside)
+    by_metric = decide.judge_family(questions, level)
+    for metric, decisions, aside in zip(METRICS, by_metric, asides, strict=True):
         for (result, b, n), d, out in zip(measured, decisions, aside, strict=True):
             if b.series(metric) or n.series(metric):
                 found = _metric_result(metric, b, n, d)
@@ -310,83 +235,93 @@ def compare(
 ) -> Comparison:
     """Every pair of BASE against NEW. `paired`: both ran in the same rounds of one
     command; `level`: the alpha this look may spend (default: all of it, one look)."""
-    differences = plan_differences(base, new)
+    return compare_many(base, [new], threshold, alpha, paired, level)[0]
+
+
+def compare_many(
+    base: Run,
+    news: list[Run],
+    threshold: float = decide.THRESHOLD,
+    alpha: float = decide.ALPHA,
+    paired: bool = False,
+    level: float | None = None,
+) -> list[Comparison]:
+    """Each NEW against BASE, every pair x metric of them all one family (a matrix's
+    cells: the exit code ORs them, so their multiplicity is corrected together)."""
     level = alpha if level is None else level
-    new_pairs = {p.key: p for p in new.pairs}
-    results: list[PairResult] = []
-    measured: list[tuple[PairResult, Pair, Pair]] = []
-    moved: dict[int, str] = {}  # id(result) -> why its time figures are set aside
-    for b in base.pairs:
-        n = new_pairs.pop(b.key, None)
-        result = PairResult(
-            b.server, b.front, b.scenario, b.concurrency, "inconclusive",
-            variant=b.entry.variant_label,
-        )  # fmt: skip
-        results.append(result)
-        if n is None:
-            result.verdict, result.reasons = "not comparable", ["not in NEW"]
-        elif differences:
-            result.verdict, result.reasons = "not comparable", ["different run settings"]
-        elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
-            result.verdict = "not comparable"
-            result.reasons = ["the scenario's definition changed"]
-        elif (decided := _correctness(b, n)) is not None:
-            result.verdict, result.reasons = decided  # a failure or a changed answer, however busy
-        else:
-            if not paired and (busy := _machine_moved(b, n)) is not None:
-                # Two separate runs: other work on the machine during one of them is in
-                # the time figures and nothing can take it out again (paired rounds
-                # cancel it); memory is still judged.
-                moved[id(result)] = busy
-            measured.append((result, b, n))
-    _judge(
-        measured,
-        moved,
-        [_margin(base, b.scenario, threshold) for _, b, _ in measured],
-        threshold,
-        level,
-        paired,
-    )
-    for n in new_pairs.values():
-        results.append(
-            PairResult(
-                n.server,
-                n.front,
-                n.scenario,
-                n.concurrency,
-                "not comparable",
-                ["not in BASE"],
-                variant=n.entry.variant_label,
+    sides = [_Side.of(base, new, paired) for new in news]
+    measured = [m for side in sides for m in side.measured]
+    moved = {k: v for side in sides for k, v in side.moved.items()}
+    margins = [_margin(base, b.scenario, threshold) for _, b, _ in measured]
+    _judge(measured, moved, margins, threshold, level, paired)
+    found = []
+    for new, side in zip(news, sides, strict=True):
+        found.append(
+            Comparison(
+                base=base.run_id,
+                new=new.run_id,
+                threshold=threshold,
+                alpha=alpha,
+                pairs=side.results,
+                plan_differences=side.differences,
+                paired=paired,
+                level=level,
             )
         )
-    return Comparison(
-        base=base.run_id,
-        new=new.run_id,
-        threshold=threshold,
-        alpha=alpha,
-        pairs=results,
-        plan_differences=differences,
-        paired=paired,
-        level=level,
-    )
+    return found
 
 
-def reachable(base: Run, new: Run) -> str | None:
-    """Why no verdict can be reached between two separate runs (None when one can):
-    the engine needs decide.MIN_TRIALS valid trials per side."""
-    counts = [
-        (len(b.valid_trials), len(n.valid_trials))
-        for b in base.pairs
-        for n in new.pairs
-        if n.key == b.key
-    ]
-    if not counts:
-        return "the two runs have no pair (server, scenario, concurrency, proxy) in common"
-    if all(min(c) < decide.MIN_TRIALS for c in counts):
-        low = min(min(c) for c in counts)
-        return (
-            f"no verdict is reachable: some side has {low} valid trial(s) per pair and the "
-            f"test needs {decide.MIN_TRIALS} per side; rerun with --trials "
-            f"{decide.MIN_TRIALS} or more (or compare in one command with --matrix)"
-        )
-    return None
+@dataclass
+class _Side:
+    """One NEW run's pairs against BASE, before judging: every result, the measured ones
+    with both sides, and those whose time figures the machine's other work voids."""
+
+    results: list[PairResult]
+    measured: list[tuple[PairResult, Pair, Pair]]
+    moved: dict[int, str]  # id(result) -> why its time figures are set aside
+    differences: list[str]
+
+    @classmethod
+    def of(cls, base: Run, new: Run, paired: bool) -> _Side:
+        side = cls([], [], {}, plan_differences(base, new))
+        new_pairs = {p.key: p for p in new.pairs}
+        for b in base.pairs:
+            n = new_pairs.pop(b.key, None)
+            result = PairResult(
+                b.server,
+                b.front,
+                b.scenario,
+                b.concurrency,
+                "inconclusive",
+                variant=b.entry.variant_label,
+            )
+            side.results.append(result)
+            if n is None:
+                result.verdict, result.reasons = "not comparable", ["not in NEW"]
+            elif side.differences:
+                result.verdict, result.reasons = "not comparable", ["different run settings"]
+            elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
+                result.verdict = "not comparable"
+                result.reasons = ["the scenario's definition changed"]
+            elif (decided := correctness(b, n)) is not None:
+                result.verdict, result.reasons = decided  # a failure or a changed answer
+            else:
+                if not paired and (busy := machine_moved(b, n)) is not None:
+                    # Two separate runs: other work on the machine during one of them is
+                    # in the time figures and nothing can take it out again (paired
+                    # rounds cancel it); memory is still judged.
+                    side.moved[id(result)] = busy
+                side.measured.append((result, b, n))
+        for n in new_pairs.values():
+            side.results.append(
+                PairResult(
+                    n.server,
+                    n.front,
+                    n.scenario,
+                    n.concurrency,
+                    "not comparable",
+                    ["not in BASE"],
+                    variant=n.entry.variant_label,
+                )
+            )
+        return side

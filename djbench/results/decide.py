@@ -25,8 +25,13 @@ log turns "x0.85" into a shift, and their log is close to normal here):
 - **unpaired** (two separate runs, ``benchcompare A B``): Welch's t on log trial values
   (no equal-variance assumption, unlike the pooled Student t of djangobench and pyperf).
 
-Many pairs: Benjamini-Hochberg per metric (false discovery rate, not Holm's any-false-
-alarm rate: with 39 pairs Holm needs a p 39 times smaller for the first flag).
+Many pairs: one family (judge_family) over every pair x metric (x cell, in a matrix) that
+feeds the exit code, Benjamini-Hochberg over all of them: the false discovery rate, the
+expected share of false "worse"/"better" among those given, is at most alpha (not
+Holm's any-false-alarm rate: with 39 pairs Holm needs a p 39 times smaller for the
+first flag). BH holds under the positive dependence of one machine's pairs (PRDS);
+a pair's req/s and p99 move together, which it tolerates in practice (the harness,
+loadtests/harness.py, measures it).
 
 Repeated looks (rounds go on until every pair is decided): four looks over the rounds
 the budget allows, alpha spent over them with the power family alpha * t**3 (Kim-DeMets;
@@ -51,7 +56,7 @@ Verdict = Literal["worse", "better", "equivalent", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"worse", "better", "equivalent"})
 
 THRESHOLD = 0.05  # the smallest change that counts, and the equivalence margin: one value
-ALPHA = 0.05  # false discovery rate per metric, over all pairs and all looks
+ALPHA = 0.05  # false discovery rate over the family (pairs x metrics x cells), all looks
 MIN_ROUNDS = 3  # paired: the first look (2 degrees of freedom)
 MIN_TRIALS = 2  # unpaired: per side
 # The sd of a per-round log-ratio on this machine, for planning only: 0.14-0.28 over the
@@ -221,19 +226,43 @@ def judge(
 ) -> list[Decision]:
     """One metric over many pairs at one look. `direction` +1: higher is better;
     `threshold` one for all, or one per estimate (a scenario's own max_slowdown)."""
-    estimates = pooled_widening(estimates)
-    tested = [i for i, e in enumerate(estimates) if e is not None]
-    adjusted = benjamini_hochberg([estimates[i].p for i in tested])  # type: ignore[union-attr]
+    return judge_family([Question(estimates, direction, threshold)], level)[0]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One metric over many pairs: its estimates, which way is better, its margins."""
+
+    estimates: Sequence[Estimate | None]
+    direction: int
+    threshold: float | Sequence[float] = THRESHOLD
+
+
+def judge_family(questions: Sequence[Question], level: float) -> list[list[Decision]]:
+    """Every estimate of every question as one family at one look: each metric's errors
+    widened by its own pooled autocorrelation, then Benjamini-Hochberg over all their p
+    values together, so the false discovery rate is `level` over every pair, metric
+    (and cell, when the caller passes them all) at once."""
+    widened = [pooled_widening(q.estimates) for q in questions]
+    tested = [(g, i) for g, es in enumerate(widened) for i, e in enumerate(es) if e is not None]
+    adjusted = benjamini_hochberg([widened[g][i].p for g, i in tested])  # type: ignore[union-attr]
     by_index = dict(zip(tested, adjusted, strict=True))
-    margins = [threshold] * len(estimates) if isinstance(threshold, float | int) else threshold
-    found = []
-    for i, (e, margin) in enumerate(zip(estimates, margins, strict=True)):
-        if e is None:
-            found.append(
-                Decision("inconclusive", None, None, None, None, level, "", None, "too few")
-            )
-            continue
-        found.append(_one(e, by_index[i], direction, level, margin))
+    found: list[list[Decision]] = []
+    for g, (question, estimates) in enumerate(zip(questions, widened, strict=True)):
+        margins = (
+            [question.threshold] * len(estimates)
+            if isinstance(question.threshold, float | int)
+            else list(question.threshold)
+        )
+        decisions = []
+        for i, (e, margin) in enumerate(zip(estimates, margins, strict=True)):
+            if e is None:
+                decisions.append(
+                    Decision("inconclusive", None, None, None, None, level, "", None, "too few")
+                )
+                continue
+            decisions.append(_one(e, by_index[(g, i)], question.direction, level, margin))
+        found.append(decisions)
     return found
 
 

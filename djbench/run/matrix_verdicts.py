@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.reports.compare import Comparison, compare, estimate
+from djbench.reports.compare import Comparison, compare_many, estimate
 from djbench.reports.matrix_output import open_questions
 from djbench.results import decide, store, thresholds
 from djbench.results.analysis import load_cell
@@ -61,23 +61,27 @@ def cell_run(state: CellState) -> Path | None:
 def verdicts(
     states: list[CellState], base: CellState, settings: Settings, level: float | None = None
 ) -> list[MatrixVerdict]:
-    """Each cell against the base, paired by round, at this look's `level`."""
+    """Each cell against the base, paired by round, at this look's `level`; every
+    cell's pairs and metrics one family (compare_many), as the exit code ORs them."""
     found: list[MatrixVerdict] = []
     if base.record.status != "ok" or not base.record.run_files:
         return found
     base_run = load_cell([Path(f) for f in base.record.run_files], base.record.label)
     base_shapes = {k: v for f in base.record.run_files for k, v in shapes(f).items()}
-    for state in states:
-        if state is base or state.record.status != "ok" or not state.record.run_files:
-            continue
-        result = compare(
-            base_run,
-            load_cell([Path(f) for f in state.record.run_files], state.record.label),
-            threshold=settings.threshold,
-            alpha=settings.alpha,
-            paired=True,
-            level=level,
-        )
+    cells = [
+        state
+        for state in states
+        if state is not base and state.record.status == "ok" and state.record.run_files
+    ]
+    results = compare_many(
+        base_run,
+        [load_cell([Path(f) for f in s.record.run_files], s.record.label) for s in cells],
+        threshold=settings.threshold,
+        alpha=settings.alpha,
+        paired=True,
+        level=level,
+    )
+    for state, result in zip(cells, results, strict=True):
         theirs = {k: v for f in state.record.run_files for k, v in shapes(f).items()}
         changed = [
             f"{key}: {base_shapes[key]} -> {theirs[key]}"

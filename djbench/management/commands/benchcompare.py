@@ -15,7 +15,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.management.options import add_runs
-from djbench.reports.compare import compare, reachable
+from djbench.reports.comparable import reachable
+from djbench.reports.compare import compare
 from djbench.reports.compare_output import markdown, print_table
 from djbench.reports.console import console_for
 from djbench.results import decide
@@ -45,7 +46,7 @@ class Command(BaseCommand):
             "--alpha",
             type=float,
             default=decide.ALPHA,
-            help="false discovery rate per metric over the pairs (Benjamini-Hochberg) of "
+            help="false discovery rate over every pair x metric (Benjamini-Hochberg) of "
             f"Welch's t on log trial values (default {decide.ALPHA})",
         )
         parser.add_argument(
