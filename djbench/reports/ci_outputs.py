@@ -269,7 +269,7 @@ def matrix_summary_markdown(document: MatrixDocument) -> str:
         f"## djbench matrix {document.matrix_id}",
         "",
         f"{document.rounds} paired round(s); threshold {document.threshold:.0%}, false "
-        f"discovery rate {document.alpha:g} per metric over pairs and looks.",
+        f"discovery rate {document.alpha:g} over every pair x metric x cell and the looks.",
         "",
     ]
     for cell in document.cells:

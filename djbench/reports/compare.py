@@ -30,8 +30,10 @@ METRICS: dict[str, tuple[str, int]] = {
 # Each metric's margin (the smallest change that counts, and its equivalence margin) as a
 # multiple of the pair's (--threshold, or the scenario's max_slowdown). p99 gets twice:
 # a tail percentile rests on the slowest 1% of a window's requests, and its per-round
-# log-ratio spread here is about twice req/s's (MEASURED below), so the same
-# margin would leave nearly every pair "inconclusive" on p99 alone.
+# log-ratio sd was 0.8-2.1 times req/s's on six of eight pairs of two 5-round matrices
+# here (gunicorn-sync and uvicorn x health-sync and movies-sync, 2026-12-03), 9-16 times
+# on gunicorn-sync health-sync (a new connection per request: its tail is the accept
+# queue's). With req/s's margin nearly every pair would stay inconclusive on p99 alone.
 MARGIN_FACTOR = {"rps": 1.0, "p99": 2.0, "pss_peak": 1.0}
 # The figures other work's CPU moves: set aside when the machine moved between two
 # separate runs; memory (and counts) are judged whatever the CPU did (issue 37 item 7).

@@ -42,9 +42,9 @@ def _headline(c: Comparison) -> str:
     )
     return (
         f"{c.base} -> {c.new}: {counts} (threshold and equivalence margin "
-        f"{c.threshold:.0%}; ratios NEW/BASE with their {1 - 2 * level:.1%} interval; "
-        f"{method}; p Benjamini-Hochberg-adjusted over the pairs per metric, tested at "
-        f"{level:.3g})"
+        f"{c.threshold:.0%}, twice it for p99; ratios NEW/BASE with their "
+        f"{1 - 2 * level:.1%} interval; {method}; p Benjamini-Hochberg-adjusted over every "
+        f"pair x metric, tested at {level:.3g})"
     )
 
 

@@ -777,7 +777,7 @@ class MatrixPair(Model):
     concurrency: int | None = None
     verdict: str
     metrics: dict[str, str] = Field(
-        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, Holm p)'
+        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, BH p)'
     )
     reasons: list[str] = Field(default_factory=list)
     threshold: float | None = Field(
