@@ -53,7 +53,7 @@ class MetricResult:
     n_new: int
     verdict: str
     note: str = ""
-    p_adjusted: float | None = None  # Benjamini-Hochberg, over the pairs of this metric
+    p_adjusted: float | None = None  # Benjamini-Hochberg, over the family (judge_family)
     change: float = 0.0  # signed so that > 0 is better
     method: str = ""
     detectable: float | None = None  # the change found with 80% power at this look
