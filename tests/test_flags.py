@@ -177,6 +177,21 @@ def test_the_parser_is_the_table() -> None:
         assert parser_flags(job) == {f.flag for f in FLAGS if job.name in f.modes}
 
 
+@pytest.mark.parametrize(
+    "name", ["runbench", "benchcompare", "benchguide", "benchinit", "benchreport", "benchcalibrate"]
+)
+def test_every_command_s_help_renders_with_every_job_s(name: str) -> None:
+    """argparse %-formats help: a bare "95%" in the table once broke runbench --help."""
+    from django.core.management import load_command_class
+
+    command = load_command_class("djbench", name)
+    assert "usage" in command.create_parser("manage.py", name).format_help()
+    for job in JOBS.values() if name == "runbench" else []:  # each job's own --help
+        own = Command()
+        own.help_job = job
+        assert "usage" in own.create_parser("manage.py", name).format_help(), job.name
+
+
 def parsed(*argv: str) -> RunOptions:
     options = vars(Command().create_parser("manage.py", "runbench").parse_args(argv))
     cli.check(options)

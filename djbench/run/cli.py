@@ -85,7 +85,8 @@ def add_arguments(parser: argparse.ArgumentParser, only: Job | None = None) -> N
         if flag.group not in groups:
             groups[flag.group] = parser.add_argument_group(flag.group)
         add = groups[flag.group].add_argument
-        help_ = argparse.SUPPRESS if flag.hidden else flag.help
+        # the table holds plain text; argparse formats help with %, so escape it here once
+        help_ = argparse.SUPPRESS if flag.hidden else flag.help.replace("%", "%%")
         if flag.type is None:
             add(flag.flag, action="store_true", help=help_)
         elif flag.const is not None:
@@ -143,7 +144,7 @@ def reference() -> str:
                 continue
             value = "" if f.type is None else f" {f.metavar or f.dest.upper()}"
             needs = ", ".join(f"`{BY_DEST[n].flag}`" for n in f.requires)
-            text = f.help.replace("%%", "%").replace("|", "\\|")
+            text = f.help.replace("|", "\\|")
             lines.append(f"| `{f.flag}{value}` | {_jobs_of(f)} | {needs} | {text} |")
     return "\n".join(lines) + "\n"
 

@@ -34,7 +34,7 @@ JOB_FLAGS: tuple[Flag, ...] = (
     Flag(
         "capacity",
         "for every pair, the highest offered rate (open loop) served with p99 within "
-        "--slo-p99, errors within --max-error-rate and 99%% completed; the whole command "
+        "--slo-p99, errors within --max-error-rate and 99% completed; the whole command "
         "within --budget (default 15m); with --tune, the tuning's objective",
         JOB,
         frozenset({"capacity", "tune"}),
