@@ -9,16 +9,15 @@ import time
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
-from typing import Literal
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from djbench.reports.search_words import capacity_text
+from djbench.reports.search_words import CAPACITY_WHY, capacity_text
 from djbench.results import capacity_stats, store
-from djbench.results.model import Capacity, CapacityStep
+from djbench.results.model import Capacity, CapacityStep, LoadPoint
 from tests.slowserver import SlowServer, builtin_load
 
 WORKERS, SERVICE_S, SLO_MS = 2, 0.02, 100.0
@@ -31,10 +30,10 @@ def limited(one_pass: None) -> Iterator[SlowServer]:
         yield server
 
 
-def window(port: int, rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+def window(port: int, rate: float, phase: capacity_stats.Phase) -> CapacityStep:
     """One open-loop window of the builtin driver, judged as runbench judges a step."""
     connections = capacity_stats.connections_for(rate, SLO_MS)
-    result = builtin_load(port, connections, 1.5, rate=rate, warmup=0.5, timeout=1.5)
+    result = builtin_load(port, connections, 1.0, rate=rate, warmup=0.4, timeout=1.5)
     errors = sum(result.errors.values())
     due = result.requests + errors
     achieved = result.requests / result.duration_s
@@ -45,29 +44,48 @@ def window(port: int, rate: float, phase: Literal["search", "confirm", "above"])
     )
     return CapacityStep(
         phase=phase, offered=rate, achieved=achieved, connections=connections,
-        passed=outcome.passed, why=outcome.why, p99_ms=p99,
+        passed=outcome.passed, why=outcome.why, p99_ms=p99, window_s=1.0,
     )  # fmt: skip
 
 
-def test_the_search_finds_a_known_capacity_and_fails_above_it(limited: SlowServer) -> None:
-    found = capacity_stats.search(
-        lambda rate, phase: window(limited.port, rate, phase),
-        SLO_MS, 0.01, time.monotonic() + 120,
+def test_two_identical_known_servers_get_intervals_around_their_capacity_and_tie(
+    limited: SlowServer,
+) -> None:
+    """Issue 37 item 4 live: each searched, then a second staircase (as a repeat after a
+    restart would), their intervals hold the known capacity and the test ties them."""
+    first = capacity_stats.search(
+        lambda rate, phase: window(limited.port, rate, phase), SLO_MS, 0.01,
+        time.monotonic() + 120,
     )  # fmt: skip
-    assert found.rps is not None, capacity_text(found)
-    # Within the resolution below the known capacity (sleeping takes a little longer
-    # than asked, so the real one is a few percent under 100 req/s).
-    assert 0.75 * KNOWN <= found.rps <= KNOWN * (1 + capacity_stats.RESOLUTION)
-    assert found.bracket is not None
-    low, high = found.bracket
-    assert (high - low) / low <= capacity_stats.RESOLUTION
-    assert found.confirmed == found.confirm_trials == capacity_stats.CONFIRM_TRIALS
-    # The search's failing rate is run again; right at the capacity (D/D/2 at exactly
-    # 100 req/s) it may pass or fail, so that re-run is only recorded; 20% above, never.
-    assert found.above_failed is not None
-    assert not window(limited.port, 1.2 * KNOWN, "above").passed
-    # The curve: every search step well under the capacity passed, well over it failed.
-    for step in found.steps:
+    capacity_stats.staircase(
+        first, lambda rate, phase: window(limited.port, rate, phase), time.monotonic() + 60
+    )
+    # The twin starts where the first's bracket left off (its own bracket would cost
+    # eight more windows and say the same), then two staircases of its own.
+    with SlowServer(delay=SERVICE_S, workers=WORKERS) as twin:
+        second = Capacity(
+            slo_p99_ms=SLO_MS, max_error_rate=0.01, resolution=0.05, bracket=first.bracket,
+            steps=[s for s in first.steps if s.phase == "search"],
+        )  # fmt: skip
+        for _ in range(2):
+            capacity_stats.staircase(
+                second, lambda rate, phase: window(twin.port, rate, phase), time.monotonic() + 60
+            )
+    found = [first, second]
+    for one in found:
+        assert one.rps is not None and one.interval is not None, capacity_text(one)
+        low, high = one.interval
+        # Sleeping takes a little longer than asked (the real capacity a few percent under
+        # 100 req/s) and a 1 s window hides a queue a few percent over it.
+        assert low is not None and high is not None and low <= 1.08 * KNOWN, capacity_text(one)
+        assert high >= 0.9 * KNOWN, capacity_text(one)
+        assert one.repeats == 2 and one.confirm_trials == 2 * capacity_stats.STEADY_WINDOWS
+        assert "plan on the low end" in capacity_text(one)
+    assert capacity_stats.tied(found[0], found[1])
+    assert not window(limited.port, 1.2 * KNOWN, "steady").passed
+    found = found[:1]
+    # The curve: every step well under the capacity passed, well over it failed.
+    for step in found[0].steps:
         if step.offered <= 0.8 * KNOWN:
             assert step.passed, step
         if step.offered >= 1.2 * KNOWN:
@@ -75,7 +93,7 @@ def test_the_search_finds_a_known_capacity_and_fails_above_it(limited: SlowServe
 
 
 def test_a_saturated_driver_stops_the_search_with_no_capacity() -> None:
-    def busy(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+    def busy(rate: float, phase: capacity_stats.Phase) -> CapacityStep:
         outcome = capacity_stats.judge(rate, rate * 0.9, 5.0, 0.0, 0.2, True, SLO_MS, 0.01)
         return CapacityStep(
             phase=phase, offered=rate, achieved=rate * 0.9, connections=8,
@@ -90,7 +108,7 @@ def test_a_saturated_driver_stops_the_search_with_no_capacity() -> None:
 def test_the_budget_is_kept() -> None:
     calls: list[float] = []
 
-    def never(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+    def never(rate: float, phase: capacity_stats.Phase) -> CapacityStep:
         calls.append(rate)
         return CapacityStep(phase=phase, offered=rate, achieved=rate, connections=8, passed=True)
 
@@ -98,24 +116,51 @@ def test_the_budget_is_kept() -> None:
     assert calls == [] and found.stopped == "budget" and found.rps is None
 
 
-def test_a_noisy_knee_steps_down_in_widening_steps_until_confirmed() -> None:
-    """The search passes up to 600 req/s, but fresh windows pass only at 75% of that (a
-    knee noisier than the resolution, as a shared CI machine gives): the confirmation
-    steps down 5%, then 10%, then 20%, and ends confirmed instead of "unconfirmed"."""
+def test_a_knee_far_below_the_bracket_is_reached_by_a_doubling_staircase() -> None:
+    """The search passes up to 600 req/s, but steady windows pass only up to 450 (a knee
+    the short windows hide, as a shared CI machine gives): the staircase steps down 5%,
+    then doubles (10%, 20%) while it keeps failing, and the fit lands between."""
 
-    def knee(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+    def knee(rate: float, phase: capacity_stats.Phase) -> CapacityStep:
         limit = 600.0 if phase == "search" else 450.0
         return CapacityStep(
             phase=phase, offered=rate, achieved=rate, connections=8, passed=rate <= limit,
-            why=None if rate <= limit else "p99_above_slo",
+            why=None if rate <= limit else "p99_above_slo", window_s=10.0,
         )  # fmt: skip
 
     found = capacity_stats.search(knee, SLO_MS, 0.01, time.monotonic() + 60)
     assert found.bracket == (600.0, 625.0)
-    confirms = sorted({s.offered for s in found.steps if s.phase == "confirm"}, reverse=True)
-    assert [round(r, 1) for r in confirms] == [600.0, 571.4, 519.5, 432.9]
-    assert found.rps == 432.9 and found.stopped is None
-    assert found.above_failed  # 625 req/s, the bracket's failing rate, fails again
+    steady = [round(s.offered, 1) for s in capacity_stats.steady_steps(found)]
+    assert steady[:4] == [600.0, 571.4, 519.5, 432.9]  # 5%, 10%, 20% down
+    assert found.rps is not None and found.interval is not None
+    low, high = found.interval
+    assert low is not None and high is not None and low <= 450 <= high
+    assert 432.9 <= found.rps <= 519.5  # between the highest pass and the lowest fail
+    assert found.stopped is None and found.repeats == 1
+
+
+def test_a_window_whose_latency_climbs_fails_as_rising() -> None:
+    def slices(p50: list[float]) -> list[LoadPoint]:
+        return [
+            LoadPoint(t=k, seconds=1, requests=100, errors=0, p50_ms=v) for k, v in enumerate(p50)
+        ]
+
+    assert capacity_stats.rising(slices([5, 6, 8, 11, 15, 20, 26, 33, 41, 50]))
+    assert not capacity_stats.rising(slices([5, 6, 5, 7, 5, 6, 5, 6, 7, 5]))
+    assert not capacity_stats.rising(slices([5, 9, 12]))  # too few slices to say
+    outcome = capacity_stats.judge(100, 100, 40, 0, 0, False, SLO_MS, 0.01, 10, rising=True)
+    assert outcome == capacity_stats.Outcome(False, "rising")
+    assert "a queue growing" in CAPACITY_WHY["rising"]
+
+
+def test_the_simulated_queue_holds_the_stated_coverage_and_ties() -> None:
+    """loadtests/capacity_sim.py with a fixed seed and a small count: the interval covers
+    the true capacity and identical servers tie about as the harness's 300 runs say
+    (96% and 96%), within a 40-run sample's error."""
+    from loadtests import capacity_sim
+
+    found = capacity_sim.table(40, seed=1, noise=0.10, say=lambda _: None)
+    assert found["covered"] >= 0.85 and found["tied"] >= 0.85 and found["unbounded"] <= 0.1
 
 
 def test_the_bracket_walks_down_when_the_first_rate_fails() -> None:
@@ -174,7 +219,8 @@ def test_tuning_by_capacity_screens_then_confirms_the_finalists(
         call_command(
             "runbench", "--tune", "--objective", "capacity", "--servers", "uvicorn",
             "--scenarios", "health-sync", "--duration", "0.6", "--warmup", "0.3",
-            "--ws-idle", "0", "--tune-budget", "150s", "--no-setup", "--output",
+            "--ws-idle", "0", "--tune-budget", "150s", "--capacity-window", "1", "--no-setup",
+            "--output",
             str(tmp_path), stdout=out,
         )  # fmt: skip
     except CommandError as error:  # the run's own account, not just its last line

@@ -236,6 +236,7 @@ def test_every_flag_a_cell_is_not_given_is_the_matrix_s_or_the_parent_s() -> Non
     assert not_given == {
         *("list", "verify_only", "matrix", "tune", "capacity", "sweep", "churn"),
         *("resume", "until_round", "budget", "tune_budget", "objective", "slo_p99"),
+        "capacity_window",  # a capacity job's, and the matrix refuses capacity
         *("soak_threshold", "matrix_base", "threshold", "alpha", "python", "offline"),
         *("output", "database", "redis"),
         *("summary", "junit", "bmf"),  # the parent's CI files, from the matrix's results

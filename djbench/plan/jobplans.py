@@ -9,7 +9,7 @@ switch to find out what a run is.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,9 @@ GROWTH_THRESHOLD_MB_H = 10.0
 # usual web performance budget); --tune keeps no target unless one is given.
 CAPACITY_SLO_MS = 100.0
 TUNE_BUDGET_S = 900.0  # --tune without --tune-budget
+# A capacity's steady windows (--capacity-window): 10 s after 5 s of warm-up, long enough
+# that a queue growing by a few percent of the rate shows in the window's p99 and slices.
+STEADY_S = 10.0
 
 
 class _Job(BaseModel):
@@ -47,6 +50,7 @@ class TunePlan(_Job):
     budget_s: float = TUNE_BUDGET_S  # --tune-budget
     objective: str = "rps"  # rps, rps-per-100mb or capacity (--capacity --tune)
     slo_p99: float | None = None  # a capacity tuning's target is CAPACITY_SLO_MS
+    steady_s: float = STEADY_S  # a capacity tuning's finals: their steady windows
 
     @property
     def by_capacity(self) -> bool:
@@ -58,6 +62,19 @@ class CapacityPlan(_Job):
 
     job: Literal["capacity"] = "capacity"
     slo_p99: float = CAPACITY_SLO_MS
+    steady_s: float = STEADY_S  # --capacity-window: each steady window's length
+
+
+def steady_window(options: dict[str, Any]) -> float:
+    """--capacity-window, at least a second (below 10 s the answer says so)."""
+    from djbench.plan.options import OptionError
+
+    raw = options.get("capacity_window")
+    if raw is None:
+        return STEADY_S
+    if raw < 1:
+        raise OptionError(f"--capacity-window takes seconds, at least 1, got {raw:g}")
+    return float(raw)
 
 
 class SweepPlan(_Job):

@@ -25,6 +25,7 @@ from djbench.plan.jobplans import (
     SoakPlan,
     SweepPlan,
     TunePlan,
+    steady_window,
 )
 from djbench.plan.options import OptionError, positive_ints, redact, split_list
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
@@ -287,11 +288,14 @@ def job_plan(
     if options.get("tune"):
         default = f"{QUICK_BUDGET_S:g}s" if options.get("quick") else "15m"
         budget = parse_duration("--tune-budget", str(options.get("tune_budget") or default))
-        return TunePlan(budget_s=budget, objective=objective, slo_p99=slo)
+        return TunePlan(
+            budget_s=budget, objective=objective, slo_p99=slo, steady_s=steady_window(options)
+        )
     if options.get("churn") is not None:
         return ChurnPlan(kinds=churn_kinds(options))
     if options.get("capacity"):
-        return CapacityPlan(slo_p99=CAPACITY_SLO_MS if slo is None else slo)
+        slo = CAPACITY_SLO_MS if slo is None else slo
+        return CapacityPlan(slo_p99=slo, steady_s=steady_window(options))
     if options.get("sweep"):
         return SweepPlan()
     if soak_s is not None:

@@ -23,9 +23,11 @@ from djbench.reports.ranking import (
     tie_level,
     unfit,
 )
+from djbench.reports.search_words import span
 from djbench.reports.words import say
 from djbench.results import thresholds
 from djbench.results.analysis import UNDERSERVED, Pair, Run
+from djbench.results.capacity_stats import tied
 
 MAX_LINES = 15
 REASON_CHARS = 70  # a reason in a few words: the detail is in the tables below
@@ -72,17 +74,21 @@ def _capacity_line(scenario: str, pairs: list[Pair], unfit_here: dict[str, str])
     found.sort(key=lambda p: -(p.entry.capacity.rps or 0) if p.entry.capacity else 0)
     lead = found[0].entry.capacity
     assert lead is not None and lead.rps is not None
-    high = lead.bracket[1] if lead.bracket else lead.rps
-    ties = [
-        p.label
-        for p in found[1:]
-        if p.entry.capacity and (p.entry.capacity.bracket or (0, 0))[1] >= lead.rps
-    ]
-    line = (
-        f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s within p99 "
-        f"{lead.slo_p99_ms:g} ms (search range {lead.rps:,.0f}-{high:,.0f})"
-    )
-    return line + (f"; ranges overlap: {', '.join(ties)}" if ties else "")
+    ties = [p.label for p in found[1:] if p.entry.capacity and tied(lead, p.entry.capacity)]
+    if lead.repeats:
+        line = (
+            f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s {span(lead)} within p99 "
+            f"{lead.slo_p99_ms:g} ms (95% interval; plan on the low end)"
+        )
+        said = f"; not distinguishable from it (likelihood-ratio test): {', '.join(ties)}"
+    else:
+        high = lead.bracket[1] if lead.bracket else lead.rps
+        line = (
+            f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s within p99 "
+            f"{lead.slo_p99_ms:g} ms (search range {lead.rps:,.0f}-{high:,.0f})"
+        )
+        said = f"; ranges overlap: {', '.join(ties)}"
+    return line + (said if ties else "")
 
 
 def _pairs(run: Run, scenario: str | None = None) -> list[Pair]:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.reports.search_words import capacity_text, sweep_text
+from djbench.reports.search_words import capacity_how, span, sweep_text
 from djbench.reports.words import (
     broadcast_text,
     exceptions_text,
@@ -137,7 +137,7 @@ def print_capacity(console: Console, document: RunDocument) -> None:
     found.sort(key=lambda e: -(e.capacity.rps or 0) if e.capacity else 0)
     slo = document.plan.capacity_slo_ms
     table = Table(title=f"Capacity at p99 <= {slo:g} ms (open loop)", title_justify="left")
-    for column in ("server", "scenario", "req/s", "per core", "per 100 MiB", "windows", "how"):
+    for column in ("server", "scenario", "req/s", "95% interval", "per core", "windows", "how"):
         left = column in ("server", "scenario", "how")
         table.add_column(column, justify="left" if left else "right")
     for e in found:
@@ -147,12 +147,16 @@ def print_capacity(console: Console, document: RunDocument) -> None:
             escape(_server(e)),
             escape(e.scenario),
             _fmt(c.rps, 0),
+            span(c) if c.interval else "-",
             _fmt(c.per_core, 0),
-            _fmt(c.per_100mib, 0),
             str(len(c.steps)),
-            escape(capacity_text(c)),
+            escape(capacity_how(c)),
         )
     console.print(table)
+    console.print(
+        "capacity: the rate at which half of the steady windows met the target (a "
+        "logistic fit over every window); plan on the interval's low end"
+    )
 
 
 def print_churn(console: Console, document: RunDocument) -> None:

@@ -29,7 +29,7 @@ from djbench.reports.ranking import (
     underserved,
 )
 from djbench.reports.recommendation import Recommendation
-from djbench.reports.search_words import capacity_text, churn_event_text
+from djbench.reports.search_words import capacity_text, churn_event_text, span
 from djbench.reports.words import (
     exceptions_text,
     growth_text,
@@ -43,6 +43,7 @@ from djbench.reports.words import (
     ws_short,
 )
 from djbench.results.analysis import Pair, Run
+from djbench.results.capacity_stats import tied
 from djbench.results.held import held
 
 WORKLOAD_TITLES = {
@@ -335,8 +336,9 @@ def recycling_recommendation(run: Run) -> Recommendation:
 
 
 def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
-    """ "For p99 <= 100 ms on one core, X serves N req/s, Y serves M": brackets that
-    overlap the leader's are a tie (the search resolves no finer)."""
+    """ "For p99 <= 100 ms on one core, X serves N req/s [interval], Y serves M": a tie
+    with the leader by the likelihood-ratio test over both pairs' steady windows
+    (capacity_stats.tied; older files: brackets that overlap)."""
     lead = ranked[0].entry.capacity
     assert lead is not None and lead.rps is not None
     cores = lead.server_cpus
@@ -344,12 +346,11 @@ def _capacity_line(scenario: str, ranked: list[Pair]) -> str:
     for pair in ranked:
         c = pair.entry.capacity
         assert c is not None and c.rps is not None
-        # From the confirmed rate to the lowest that failed in the search (the confirmation
-        # may have stepped below the search's last pass).
-        low, high = c.rps, (c.bracket[1] if c.bracket else c.rps)
-        tie = pair is not ranked[0] and high >= (lead.rps or 0)
+        # The fit's 95% interval (older files: the confirmed rate to the search's fail)
+        where = span(c) if c.repeats else f"{c.rps:,.0f}-{(c.bracket or (0, c.rps))[1]:,.0f}"
+        tie = pair is not ranked[0] and tied(lead, c)
         said.append(
-            f"**{pair.label}** {c.rps:,.0f} req/s ({low:,.0f}-{high:,.0f}"
+            f"**{pair.label}** {c.rps:,.0f} req/s ({where.strip('[]')}"
             + (", a tie with the first" if tie else "")
             + (f", {c.per_100mib:,.0f} per 100 MiB" if c.per_100mib else "")
             + (", connections left unserved" if underserved(pair) else "")

@@ -13,6 +13,8 @@ CAPACITY_STOPS = {
     "never_passed": "no rate passed, down to 1 req/s",
     "budget": "the budget ran out before the search ended",
     "unconfirmed": "the confirmation windows failed at every rate tried",
+    "unbounded": "every steady window passed: the capacity is above the highest rate tried",
+    "never_passed_steady": "no steady window passed: the capacity is below the lowest rate tried",
     "screening": "a tuning candidate's coarse search, not confirmed (not a capacity)",
 }
 CAPACITY_WHY = {
@@ -22,7 +24,16 @@ CAPACITY_WHY = {
     "late": "sends started late (the server held every connection)",
     "driver_busy": "the driver was saturated",
     "failed": "the driver failed",
+    "rising": "latency rose across the window (a queue growing)",
 }
+SHORT_WINDOWS = "windows under 10 s: a screening-grade estimate, not a steady state"
+
+
+def span(found: Capacity) -> str:
+    """The capacity's 95% interval, an open end said as such."""
+    low, high = found.interval or (None, None)
+    below = "below" if low is None else f"{low:,.0f}"
+    return f"[{below}-{'open' if high is None else f'{high:,.0f}'}]"
 
 
 def capacity_text(found: Capacity) -> str:
@@ -36,6 +47,8 @@ def capacity_text(found: Capacity) -> str:
             last = failed[-1]
             floor = f" (at {last.offered:,.1f} req/s: {CAPACITY_WHY.get(last.why or '', last.why)})"
         return f"no capacity at p99 <= {found.slo_p99_ms:g} ms: {why}{floor}"
+    if found.repeats:  # the staircase's fit (older files: the confirmation windows)
+        return _fitted(found)
     text = (
         f"{found.rps:,.0f} req/s at p99 <= {found.slo_p99_ms:g} ms "
         f"({found.confirmed} of {found.confirm_trials} confirmation windows passed"
@@ -51,6 +64,36 @@ def capacity_text(found: Capacity) -> str:
     text += f", {found.per_100mib:,.0f} per 100 MiB of PSS" if found.per_100mib else ""
     if found.stopped == "ceiling":
         text += f"; {CAPACITY_STOPS['ceiling']}"
+    return text + ")"
+
+
+def capacity_how(found: Capacity) -> str:
+    """How a capacity was found, short (the console's column; capacity_text says all)."""
+    if not found.repeats or found.rps is None:
+        return capacity_text(found)
+    text = (
+        f"{found.confirmed} of {found.confirm_trials} steady {found.steady_s or 0:g} s windows "
+        f"met the target, {found.repeats} repeat(s)"
+    )
+    if found.stopped == "ceiling":
+        text += "; at the rate ceiling"
+    return text + (f"; {SHORT_WINDOWS}" if (found.steady_s or 0) < 10 else "")
+
+
+def _fitted(found: Capacity) -> str:
+    assert found.rps is not None
+    text = (
+        f"{found.rps:,.0f} req/s {span(found)} at p99 <= {found.slo_p99_ms:g} ms (95% interval; "
+        f"the rate at which half of the steady windows met the target: plan on the low end; "
+        f"{found.confirmed} of {found.confirm_trials} windows of {found.steady_s or 0:g} s "
+        f"passed over {found.repeats} repeat(s)"
+    )
+    text += f"; {found.per_core:,.0f} per core" if found.per_core else ""
+    text += f", {found.per_100mib:,.0f} per 100 MiB of PSS" if found.per_100mib else ""
+    if found.stopped == "ceiling":
+        text += f"; {CAPACITY_STOPS['ceiling']}"
+    if (found.steady_s or 0) < 10:
+        text += f"; {SHORT_WINDOWS}"
     return text + ")"
 
 

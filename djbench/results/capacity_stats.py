@@ -7,15 +7,21 @@ what was offered; a step whose sends started late while the driver itself was bu
 says nothing about the server and stops the search (the driver's limit, never a false
 capacity).
 
-The search (`Search`) brackets: geometric steps up (x2) from START_RATE until a step
-fails, then bisection between the last pass and the first fail until they are within
-RESOLUTION of each other. The answer is then confirmed: CONFIRM_TRIALS fresh windows at
-the found rate must all pass (else it steps down, at most MAX_STEP_DOWNS times, each
-step twice the one before: by the resolution, then 2x, then 4x, so that a knee noisier
-than the resolution still ends confirmed, 72% of the found rate at the lowest) and one
-window at the bracket's failing rate is run to show the target breaking there. Written
-by hand: no maintained library searches a rate against a latency target (wrk2 and oha
-measure one rate; HttpArena and TechEmpower stop at curves).
+The search (`Search`) brackets, fast and coarse: short windows (the run's --duration),
+geometric steps up (x2) from START_RATE until a step fails, then bisection between the
+last pass and the first fail until they are within RESOLUTION of each other. Then it
+measures the capacity in steady state: an up-and-down staircase (Dixon and Mood) of
+STEADY_WINDOWS windows of at least STEADY_S seconds after STEADY_WARMUP_S of warm-up,
+from the bracket's pass: up STEP after a pass, down after a fail, the step doubled after
+two moves the same way (to MAX_STEP) so that a knee far from the bracket is reached, and
+on past STEADY_WINDOWS (to twice that) until it has turned once. A steady window whose
+latency rises across its one-second slices fails ("rising": the queue is growing, the
+window was too short to show it in its p99). `--capacity` repeats the staircase with
+every server restarted, servers interleaved (REPEATS, run/modes/capacity.py); the
+capacity and its interval come from every steady window of every repeat (capacity_fit:
+the rate at which half of them meet the target, with a profile-likelihood 95% interval).
+Written by hand: no maintained library searches a rate against a latency target (wrk2
+and oha measure one rate; HttpArena and TechEmpower stop at curves).
 """
 
 from __future__ import annotations
@@ -25,7 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from djbench.results.model import Capacity, CapacityStep, Trial
+from djbench.results import capacity_fit
+from djbench.results.model import Capacity, CapacityStep, LoadPoint, Trial
+
+Phase = Literal["search", "steady"]
+Measure = Callable[[float, Phase], CapacityStep]
+DRIVER_CODES = ("driver_busy", "failed")
 
 START_RATE = 50.0  # req/s: the first step; from there x2 up (or /2 down while it fails)
 MIN_RATE = 1.0  # below it, nothing passed: "never_passed"
@@ -37,8 +48,14 @@ RESOLUTION = 0.05  # bisection stops when (fail - pass) / pass is at most this
 RATE_CEILING = 10_000.0
 COMPLETION_SHARE = 0.99  # a pass completes at least this share of the offered rate
 LATE_SHARE = 0.01  # sends started late above this share: the load was not held open
-CONFIRM_TRIALS = 3
-MAX_STEP_DOWNS = 3
+STEADY_S = 10.0  # a steady window's length (--capacity-window)
+STEADY_WARMUP_S = 5.0  # its warm-up, in the same driver process (half a shorter window)
+STEADY_WINDOWS = 5  # per repeat: a dozen over two repeats fit a capacity with an interval
+REPEATS = 2  # staircases per pair, every server restarted between them
+STEP = 0.05  # the staircase's step, about the window-to-window noise here (5-15%)
+MAX_STEP = 0.2
+RISING_P = 0.01  # Kendall's tau of the slices' p50 against time
+RISING_FACTOR = 1.5  # and the last third's median p50 this far above the first third's
 MIN_CONNECTIONS = 8
 
 
@@ -66,9 +83,11 @@ def judge(
     slo_ms: float,
     max_error_rate: float,
     window_s: float | None = None,
+    rising: bool = False,
 ) -> Outcome:
     """`window_s`: a window holds a whole number of due requests, so at a few req/s the
-    achieved rate may miss 99% of the offered by less than one request: that is allowed."""
+    achieved rate may miss 99% of the offered by less than one request: that is allowed.
+    `rising`: the window's latency climbed across its slices (a queue growing)."""
     slack = 1 / window_s if window_s else 0.0
     if late_share > LATE_SHARE and driver_busy:
         return Outcome(False, "driver_busy")
@@ -80,7 +99,25 @@ def judge(
         return Outcome(False, "short")
     if late_share > LATE_SHARE:
         return Outcome(False, "late")
+    if rising:
+        return Outcome(False, "rising")
     return Outcome(True)
+
+
+def rising(slices: list[LoadPoint]) -> bool:
+    """The latency climbs across the window: Kendall's tau of the slices' p50 against
+    time below RISING_P and the last third's median p50 RISING_FACTOR times the first's."""
+    import statistics
+
+    from scipy import stats as sps
+
+    p50 = [s.p50_ms for s in slices if s.p50_ms is not None and s.requests > 0]
+    if len(p50) < 6 or len(set(p50)) < 2:
+        return False
+    third = len(p50) // 3
+    grown = statistics.median(p50[-third:]) >= RISING_FACTOR * statistics.median(p50[:third])
+    found = sps.kendalltau(range(len(p50)), p50)
+    return bool(grown and found.statistic > 0 and found.pvalue < RISING_P)
 
 
 @dataclass
@@ -116,7 +153,7 @@ class Search:
 
     def record(self, rate: float, outcome: Outcome) -> None:
         self.tried.append(rate)
-        if outcome.why in ("driver_busy", "failed"):
+        if outcome.why in DRIVER_CODES:
             self.stopped = "driver_busy" if outcome.why == "driver_busy" else "driver_failed"
         elif outcome.passed:
             self.passed = max(rate, self.passed or 0.0)
@@ -125,7 +162,7 @@ class Search:
 
 
 def step_of(
-    phase: Literal["search", "confirm", "above"],
+    phase: Phase,
     offered: float,
     connections: int,
     trial: Trial,
@@ -138,6 +175,7 @@ def step_of(
     late_share = late / due if due else 0.0
     busy = any(w.code == "driver_busy" for w in trial.warnings)
     p99 = trial.latency_ms.p99
+    climbing = trial.timeline is not None and rising(trial.timeline.load)
     outcome = (
         Outcome(False, "failed")
         if trial.invalid is not None and trial.invalid.code == "driver_failed"
@@ -151,6 +189,7 @@ def step_of(
             slo_ms,
             max_error_rate,
             trial.duration_s,
+            climbing,
         )
     )
     memory = trial.memory_mb
@@ -161,6 +200,7 @@ def step_of(
         connections=connections,
         passed=outcome.passed,
         why=outcome.why,
+        window_s=round(trial.duration_s, 2),
         p50_ms=trial.latency_ms.p50,
         p90_ms=trial.latency_ms.p90,
         p99_ms=p99,
@@ -174,7 +214,7 @@ def step_of(
 
 
 def search(
-    measure: Callable[[float, Literal["search", "confirm", "above"]], CapacityStep],
+    measure: Measure,
     slo_ms: float,
     max_error_rate: float,
     deadline: float,
@@ -182,10 +222,10 @@ def search(
     resolution: float = RESOLUTION,
     confirm: bool = True,
 ) -> Capacity:
-    """Bracket and bisect (Search), then confirm; `measure(rate, phase)` runs one window.
-    No window starts after `deadline` (time.monotonic()): then `stopped` is "budget".
-    Without `confirm` (a tuning search's screening, `--objective capacity`) the answer is
-    the bracket alone: `rps` stays None and `stopped` is "screening"."""
+    """Bracket and bisect (Search), then the first steady staircase; `measure(rate,
+    phase)` runs one window. No window starts after `deadline` (time.monotonic()): then
+    `stopped` is "budget". Without `confirm` (a tuning search's screening, `--objective
+    capacity`) the answer is the bracket alone: `rps` stays None, `stopped` "screening"."""
     found = Capacity(slo_p99_ms=slo_ms, max_error_rate=max_error_rate, resolution=resolution)
     state = Search(ceiling=ceiling, resolution=resolution)
     while (rate := state.next_rate()) is not None:
@@ -203,38 +243,83 @@ def search(
     if not confirm:
         found.stopped = found.stopped or "screening"
         return found
-    _confirm(found, state.passed, measure, deadline)
-    if found.rps is not None and state.failed is not None and time.monotonic() < deadline:
-        above = measure(state.failed, "above")
-        found.steps.append(above)
-        found.above_failed = not above.passed
+    staircase(found, measure, deadline)
     return found
 
 
-def _confirm(
-    found: Capacity,
-    rate: float,
-    measure: Callable[[float, Literal["search", "confirm", "above"]], CapacityStep],
-    deadline: float,
+def steady_steps(found: Capacity) -> list[CapacityStep]:
+    return [s for s in found.steps if s.phase == "steady"]
+
+
+def _start(found: Capacity) -> float:
+    """Where a staircase starts: the fit so far, else one step on from the last steady
+    window the way it pointed, else the bracket's pass."""
+    steady = steady_steps(found)
+    if found.rps is not None:
+        return found.rps
+    if steady:
+        last = steady[-1]
+        return last.offered * (1 + STEP) if last.passed else last.offered / (1 + STEP)
+    assert found.bracket is not None or found.steps
+    passed = [s.offered for s in found.steps if s.passed]
+    return max(passed) if passed else found.steps[-1].offered
+
+
+def staircase(
+    found: Capacity, measure: Measure, deadline: float, windows: int = STEADY_WINDOWS
 ) -> None:
-    """CONFIRM_TRIALS fresh windows at `rate`, all passing; else a step lower, each step
-    twice the one before (5%, 10%, 20% at the default resolution)."""
-    for down in range(MAX_STEP_DOWNS + 1):
-        steps: list[CapacityStep] = []
-        for _ in range(CONFIRM_TRIALS):
-            if time.monotonic() >= deadline:
-                found.steps += steps
-                found.stopped = "budget"
-                return
-            steps.append(measure(rate, "confirm"))
-        found.steps += steps
-        found.confirmed, found.confirm_trials = sum(s.passed for s in steps), len(steps)
-        if found.confirmed == len(steps):
-            found.rps = round(rate, 1)
-            return
-        driver = next((s.why for s in steps if s.why in ("driver_busy", "failed")), None)
-        if driver is not None:
-            found.stopped = "driver_busy" if driver == "driver_busy" else "driver_failed"
-            return
-        rate /= 1 + found.resolution * 2**down
-    found.stopped = "unconfirmed"
+    """One repeat's up-and-down staircase of steady windows, then the fit over every
+    steady window so far (every repeat's). It runs `windows` windows, and on (up to twice
+    as many) until it has turned at least once: a staircase that only climbed or only
+    fell has not found the knee, and its fit would be open at one end."""
+    rate, step, last = _start(found), STEP, 0
+    repeat, turned = found.repeats, False
+    for count in range(2 * windows):  # bounded: twice the windows at most
+        if count >= windows and turned:
+            break
+        if time.monotonic() >= deadline:
+            found.stopped = "budget"
+            break
+        window = measure(rate, "steady").model_copy(update={"repeat": repeat})
+        found.steps.append(window)
+        if window.why in DRIVER_CODES:
+            found.stopped = "driver_busy" if window.why == "driver_busy" else "driver_failed"
+            break
+        way = 1 if window.passed else -1
+        turned = turned or (last != 0 and way != last)
+        step = min(MAX_STEP, step * 2) if way == last else STEP
+        rate = rate * (1 + step) if way > 0 else rate / (1 + step)
+        last = way
+    found.repeats = repeat + 1
+    estimate(found)
+
+
+def estimate(found: Capacity) -> None:
+    """The capacity and its interval from every steady window (capacity_fit)."""
+    steady = steady_steps(found)
+    fitted = capacity_fit.fit([(s.offered, s.passed) for s in steady])
+    found.rps = None if fitted.capacity is None else round(fitted.capacity, 1)
+    found.interval = (
+        None if fitted.low is None else round(fitted.low, 1),
+        None if fitted.high is None else round(fitted.high, 1),
+    )
+    found.confirmed, found.confirm_trials = fitted.passed, fitted.windows
+    found.steady_s = max((s.window_s or 0.0 for s in steady), default=None)
+    if found.stopped in (None, "unbounded", "never_passed_steady"):
+        found.stopped = (
+            "unbounded" if fitted.passed == fitted.windows
+            else "never_passed_steady" if fitted.passed == 0 else None
+        )  # fmt: skip
+
+
+def windows_of(found: Capacity) -> list[capacity_fit.Window]:
+    return [(s.offered, s.passed) for s in steady_steps(found)]
+
+
+def tied(lead: Capacity, other: Capacity) -> bool:
+    """Not distinguishable from the leader: by the likelihood-ratio test over both pairs'
+    steady windows (capacity_fit.tied); a file from before the staircase, by its search
+    bracket reaching the leader's rate."""
+    if lead.repeats and other.repeats:
+        return bool(capacity_fit.tied(windows_of(lead), windows_of(other)))
+    return (other.bracket or (0.0, 0.0))[1] >= (lead.rps or 0.0)

@@ -362,7 +362,12 @@ class WsIdle(Model):
 class CapacityStep(Model):
     """One open-loop window of a capacity search (djbench.results.capacity_stats)."""
 
-    phase: Literal["search", "confirm", "above"]
+    phase: Literal["search", "steady", "confirm", "above"] = Field(
+        description="search: the bracket's short windows; steady: the staircase's windows "
+        "(confirm and above: files before the staircase)"
+    )
+    repeat: int = Field(default=0, description="the staircase it belongs to (servers restarted)")
+    window_s: float | None = Field(default=None, description="the window's measured length")
     offered: float = Field(description="req/s offered (open loop, latency from due time)")
     achieved: float = Field(description="req/s completed of those due in the window")
     connections: int = Field(description="2 x rate x SLO at least: the load stays open")
@@ -385,11 +390,21 @@ class Capacity(Model):
     slo_p99_ms: float
     max_error_rate: float
     resolution: float
-    rps: float | None = Field(default=None, description="confirmed capacity, req/s")
+    rps: float | None = Field(
+        default=None,
+        description="capacity, req/s: the rate at which half of the steady windows meet the "
+        "target (a logistic fit over every steady window; capacity_fit)",
+    )
+    interval: tuple[float | None, float | None] | None = Field(
+        default=None,
+        description="its 95% profile-likelihood interval (None at an end the windows do not bound)",
+    )
+    repeats: int = Field(default=0, description="staircases run, every server restarted between")
+    steady_s: float | None = Field(default=None, description="the steady windows' length, s")
     bracket: tuple[float, float] | None = Field(
         default=None, description="the highest rate that passed and the lowest that failed"
     )
-    confirmed: int = Field(default=0, description="confirmation windows that passed")
+    confirmed: int = Field(default=0, description="steady windows that passed")
     confirm_trials: int = 0
     above_failed: bool | None = Field(
         default=None, description="the window a resolution above the capacity failed"
@@ -397,7 +412,8 @@ class Capacity(Model):
     stopped: str | None = Field(
         default=None,
         description=(
-            "ceiling, driver_busy, driver_failed, never_passed, budget, unconfirmed, "
+            "ceiling, driver_busy, driver_failed, never_passed, budget, unbounded (every "
+            "steady window passed), never_passed_steady, unconfirmed (older files), "
             "screening (a tuning search's unconfirmed bracket)"
         ),
     )

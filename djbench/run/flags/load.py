@@ -147,6 +147,17 @@ LOAD_FLAGS: tuple[Flag, ...] = (
         example="100",
     ),
     Flag(
+        "capacity_window",
+        "--capacity (and a capacity tuning's finals): each steady window's seconds, after "
+        "5 s of warm-up (half the window when shorter); default 10; below 10 the answer "
+        "says the windows were short",
+        SEARCH,
+        frozenset({"tune", "capacity"}),
+        float,
+        metavar="SECONDS",
+        example="10",
+    ),
+    Flag(
         "soak_threshold",
         'memory "grows" only when its trend is significant and above this (default 10 MiB/h)',
         SEARCH,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+import time
 from pathlib import Path
-from typing import Literal
 
 from rich.console import Console
 
@@ -25,6 +25,7 @@ from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.reports.console import print_capacity
+from djbench.reports.search_words import capacity_text
 from djbench.results import capacity_stats
 from djbench.results.analysis import summarise
 from djbench.results.model import Capacity, CapacityStep, PairResult, RunDocument, Trial
@@ -45,6 +46,8 @@ class How:
     slo_ms: float
     deadline: float
     screening: bool = False
+    steady_s: float = capacity_stats.STEADY_S
+    repeats: int = capacity_stats.REPEATS
 
 
 def run(
@@ -53,23 +56,30 @@ def run(
     recorder: Recorder,
     run_dir: Path,
     progress: Progress,
-    slo_ms: float,
-    deadline: float,
-    screening: bool = False,
+    how: How,
 ) -> None:
-    """Every deployment in turn (none started past the deadline), every scenario searched.
-    `screening` (``--tune --objective capacity``): a coarse bracket, not confirmed."""
-    recorder.document.plan.capacity_slo_ms = slo_ms
-    how = How(slo_ms, deadline, screening)
+    """`how.repeats` passes over every deployment (none started past the deadline), every
+    server restarted for each, so the staircases of different servers interleave: the
+    first pass brackets and runs a staircase, the others a staircase each from the fit
+    so far. `how.screening` (``--tune --objective capacity``): a coarse bracket only."""
+    recorder.document.plan.capacity_slo_ms = how.slo_ms
+    passes = 1 if how.screening else how.repeats
+    for repeat in range(passes):
+        if repeat and time.monotonic() >= how.deadline:
+            progress.say(f"the budget is spent: {passes - repeat} repeat(s) not run")
+            break
 
-    def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
-        found, trials = _search(plan, live, scenario, run_dir, progress, how)
-        found.server_cpus = max(1, len(live.deployment.cpus))
-        entry.capacity, entry.trials = _per_resources(found, trials), trials
-        summarise(entry, [])
-        progress.say(f"{live.deployment.label} {scenario.name}: {_said(found)}")
+        def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
+            found, passed = _search(plan, live, scenario, run_dir, progress, how, entry.capacity)
+            found.server_cpus = max(1, len(live.deployment.cpus))
+            entry.trials += passed  # the steady windows that met the target, every repeat's
+            for index, trial in enumerate(entry.trials):
+                trial.round = index
+            entry.capacity = _per_resources(found, entry.trials)
+            summarise(entry, [])
+            progress.say(f"{live.deployment.label} {scenario.name}: {_said(found)}")
 
-    run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
+        run_each_pair(project, plan, recorder, run_dir, progress, how.deadline, search)
 
 
 def _search(
@@ -79,22 +89,35 @@ def _search(
     run_dir: Path,
     progress: Progress,
     how: How,
+    so_far: Capacity | None,
 ) -> tuple[Capacity, list[Trial]]:
-    """The search for one pair; the confirmation windows at its answer as trials."""
-    kept: list[tuple[float, Trial]] = []
+    """The first repeat's search for one pair, or a later repeat's staircase; with the
+    steady windows that passed, as trials (the pair's figures are then those near its
+    capacity)."""
     slo_ms = how.slo_ms
     label = f"{live.deployment.label} {scenario.name}"
+    warmup = min(capacity_stats.STEADY_WARMUP_S, how.steady_s / 2)
 
-    def measure(rate: float, phase: Literal["search", "confirm", "above"]) -> CapacityStep:
+    def measure(rate: float, phase: capacity_stats.Phase) -> CapacityStep:
         connections = capacity_stats.connections_for(rate, slo_ms)
         settings = dataclasses.replace(plan.settings, rate=rate)
+        if phase == "steady":
+            settings = dataclasses.replace(
+                settings, duration=how.steady_s, warmup=warmup, series=1.0
+            )
         progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
         trial = one_window(plan, live, scenario, connections, settings, run_dir)
-        if phase == "confirm":
-            kept.append((rate, trial))
-        return capacity_stats.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
+        step = capacity_stats.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
+        if phase == "steady" and step.passed:
+            passed.append(trial)
+        return step
 
+    passed: list[Trial] = []
     max_error_rate = plan.settings.max_error_rate
+    if so_far is not None and so_far.steps and not so_far.screening:
+        if so_far.stopped not in ("driver_busy", "driver_failed", "never_passed", "budget"):
+            capacity_stats.staircase(so_far, measure, how.deadline)
+        return so_far, passed
     found = capacity_stats.search(
         measure,
         slo_ms,
@@ -103,10 +126,7 @@ def _search(
         resolution=SCREEN_RESOLUTION if how.screening else capacity_stats.RESOLUTION,
         confirm=not how.screening,
     )
-    trials = [t for rate, t in kept if found.rps is not None and round(rate, 1) == found.rps]
-    for index, trial in enumerate(trials):
-        trial.round = index
-    return found, trials
+    return found, passed
 
 
 def _per_resources(found: Capacity, trials: list[Trial]) -> Capacity:
@@ -123,9 +143,7 @@ def _said(found: Capacity) -> str:
     passed = [s.offered for s in found.steps if s.passed]
     if found.screening and passed:
         return f"screened: {max(passed):,.0f} req/s passed (bracket to 25%, unconfirmed)"
-    if found.rps is not None:
-        return f"{found.rps:,.0f} req/s within p99 {found.slo_p99_ms:g} ms"
-    return f"no capacity found ({found.stopped or 'no rate passed'})"
+    return f"repeat {found.repeats}: {capacity_text(found)}"
 
 
 def plan_of(opts: RunOptions) -> CapacityPlan:
@@ -156,8 +174,9 @@ class CapacityMode(PerPairMode):
         return f"; capacity at p99 <= {slo:g} ms, budget {(opts.budget or 0) / 60:g} min"
 
     def run(self, ctx: Context) -> None:
-        slo = plan_of(ctx.opts).slo_p99
-        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, slo, ctx.deadline)
+        job = plan_of(ctx.opts)
+        how = How(job.slo_p99, ctx.deadline, steady_s=job.steady_s)
+        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, how)
 
     def present(self, console: Console, document: RunDocument) -> None:
         print_capacity(console, document)

@@ -266,7 +266,7 @@ class TuneMode(TimedMode):
             left = job.budget_s if o.budget is None else ctx.deadline - time.monotonic()
             tune_capacity.search(
                 ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
-                min(job.budget_s, left), job.slo_p99 or 0.0,
+                min(job.budget_s, left), job.slo_p99 or 0.0, job.steady_s,
             )  # fmt: skip
             return
         search(

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from djbench.launch.live import Deployment
 from djbench.plan import tuning
+from djbench.plan.jobplans import STEADY_S
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.results.model import PairResult, TuneCandidate, TuneRecord
@@ -38,7 +39,7 @@ from djbench.run.tuned import Outcome, write_files
 FINALISTS = 2  # per server: the candidates the full search runs on
 METHOD = (
     "capacity at the p99 target: a coarse search (25%, unconfirmed) per candidate, then "
-    f"the full search (5%, confirmed) on each server's best {FINALISTS}"
+    f"the full search (5%, then a steady staircase) on each server's best {FINALISTS}"
 )
 
 
@@ -59,6 +60,7 @@ def search(
     progress: Progress,
     budget_s: float,
     slo_ms: float,
+    steady_s: float = STEADY_S,
 ) -> TuneRecord:
     cpus = cpu_count(templates[0].cpus) if templates else 1
     record = TuneRecord(
@@ -73,11 +75,19 @@ def search(
         f"screening {len(candidates)} candidate(s): a coarse capacity search each "
         f"(p99 <= {slo_ms:g} ms)"
     )
-    screen = _stage(project, base, recorder, run_dir, progress, candidates, slo_ms, stop_at, True)
+    screen = _stage(
+        project, base, recorder, run_dir, progress, candidates,
+        capacity.How(slo_ms, stop_at, screening=True),
+    )  # fmt: skip
     finalists = _finalists(candidates, screen)
     if finalists and time.monotonic() < stop_at:
         progress.say(f"finals: the full search on {len(finalists)} candidate(s)")
-    finals = _stage(project, base, recorder, run_dir, progress, finalists, slo_ms, stop_at, False)
+    # The finals: one staircase each (repeats=1), enough to rank a server's own layouts;
+    # the capacity with its interval over repeats is --capacity's.
+    finals = _stage(
+        project, base, recorder, run_dir, progress, finalists,
+        capacity.How(slo_ms, stop_at, steady_s=steady_s, repeats=1),
+    )  # fmt: skip
     _record(record, candidates, screen, finals, {d.label for d in finalists})
     record.spent_s = round(time.monotonic() - started, 1)
     record.files = write_files(recorder.document, run_dir)
@@ -99,20 +109,18 @@ def _stage(
     run_dir: Path,
     progress: Progress,
     chosen: list[Deployment],
-    slo_ms: float,
-    stop_at: float,
-    screening: bool,
+    how: capacity.How,
 ) -> _Stage:
     """One capacity search per candidate and scenario; the figure of each that ran."""
     stage = _Stage()
     if not chosen:
         return stage
     plan = dataclasses.replace(base, deployments=chosen, trials=1)
-    capacity.run(project, plan, recorder, run_dir, progress, slo_ms, stop_at, screening)
+    capacity.run(project, plan, recorder, run_dir, progress, how)
     for dep in chosen:
         entries = [e for e in recorder.document.results if e.label == dep.label]
         if any(e.capacity is not None or e.status == "failed" for e in entries):
-            stage.figures[dep.label] = _figure(entries, screening)
+            stage.figures[dep.label] = _figure(entries, how.screening)
     return stage
 
 
