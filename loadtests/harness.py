@@ -8,8 +8,9 @@ Each path calls djbench's own decision functions with the looks it makes:
 - matrix: 4 pairs, a look at decide.look_rounds over the default 15-round horizon,
   exact group-sequential levels, Benjamini-Hochberg over the pairs, stop when decided;
 - compare: one pair, one look after 15 rounds (benchcompare of two paired runs);
-- budget: three deployments ranked by median, neighbours judged after the planned 3
-  rounds and after every added round (run/budget.py's looks and family);
+- budget: four deployments raced (run/budget.py): the leader by median against each
+  other by the answer's test after the planned 3 rounds and after every added round,
+  rounds added to the leader and the open ones only;
 - ties: five deployments, the best by median against each other at the run's one look,
   at the level shared by the five (reports/ranking.py's `beats`, as the guide and the
   answer use it).
@@ -26,14 +27,13 @@ pair of four x0.90.
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import random
 import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from djbench.reports.ranking import TIE_ALPHA, beats
+from djbench.reports.ranking import TIE_ALPHA, beats_each
 from djbench.results import decide
 from djbench.run import budget
 from loadtests.verdicts import log_ratios
@@ -110,22 +110,32 @@ def _ranked(sides: list[list[float]], done: int) -> list[list[float]]:
 
 
 def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
-    planned = 3
+    """run/budget.py's race: four deployments, the leader by median against each other
+    by ranking.beats at the look's level; an added round goes to the leader and the
+    open ones only (a pair out of the race keeps the rounds it had)."""
+    planned, count = 3, 4
     most = planned + budget.EXTRA_ROUNDS_MAX
-    sides = _deployments(series, 3, most, rng)
+    sides = _deployments(series, count, most, rng)
+    done = [planned] * count
     made: list[int] = []
     verdicts: list[str] = []
-    for done in range(planned, most + 1):
-        made.append(done)
-        level = budget.look_level(planned, made, done == most)
-        ranked = _ranked(sides, done)
-        estimates = [
-            decide.paired([math.exp(x) for x in lower], [math.exp(x) for x in upper])
-            for upper, lower in itertools.pairwise(ranked)
-        ]
-        verdicts = [d.verdict for d in decide.judge(estimates, +1, level)]
-        if all(v in ("better", "equivalent") for v in verdicts):
+    for look in range(planned, most + 1):
+        made.append(look)
+        level = budget.look_level(planned, made, look == most)
+        order = sorted(range(count), key=lambda i: -statistics.median(sides[i][: done[i]]))
+        leader = order[0]
+        estimates = []
+        for other in order[1:]:
+            shared = min(done[leader], done[other])  # the rounds both ran: paired
+            base = [math.exp(x) for x in sides[other][:shared]]
+            estimates.append(decide.paired(base, [math.exp(x) for x in sides[leader][:shared]]))
+        verdicts = [d.verdict for d in beats_each(estimates, level, count)]
+        still = [o for o, v in zip(order[1:], verdicts, strict=True)
+                 if v not in ("better", "equivalent")]  # fmt: skip
+        if not still:
             break
+        for i in [leader, *still]:
+            done[i] += 1
     return verdicts
 
 
@@ -134,7 +144,7 @@ def ties(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
     ranked = _ranked(_deployments(series, 5, rounds, rng), rounds)
     best = [math.exp(x) for x in ranked[0]]
     estimates = [decide.paired([math.exp(x) for x in other], best) for other in ranked[1:]]
-    return [beats(e, TIE_ALPHA, len(ranked)).verdict for e in estimates]
+    return [d.verdict for d in beats_each(estimates, TIE_ALPHA, len(ranked))]
 
 
 PATHS = {"matrix": matrix, "compare": compare, "budget": budgeted, "ties": ties}

@@ -18,12 +18,14 @@ from djbench.run import budget
 from tests.resultfiles import entry
 
 
-def test_only_neighbours_the_engine_cannot_separate_are_open() -> None:
+def test_only_the_leader_and_those_it_cannot_be_told_from_race_on() -> None:
+    """Racing: the leader against each other pair by the answer's own test; far behind
+    is out of the race, and the order of those behind is not bought."""
     results = [
-        entry("uwsgi", "movies-sync", [1000.0, 1150.0, 900.0]),  # ~ granian: open
-        entry("granian-wsgi", "movies-sync", [980.0, 1000.0, 1050.0]),
-        entry("uvicorn", "movies-sync", [500.0, 505.0, 498.0]),  # far behind: decided
-        entry("daphne", "movies-sync", [300.0, 302.0, 299.0]),  # behind uvicorn: decided
+        entry("uwsgi", "movies-sync", [1000.0, 1150.0, 900.0, 1010.0]),  # ~ granian: open
+        entry("granian-wsgi", "movies-sync", [980.0, 1000.0, 1050.0, 990.0]),
+        entry("uvicorn", "movies-sync", [500.0, 505.0, 498.0, 502.0]),  # far behind: out
+        entry("daphne", "movies-sync", [498.0, 503.0, 499.0, 500.0]),  # ~ uvicorn: not asked
     ]
     found = budget.open_labels(results, "run")
     assert set(found) == {"uwsgi", "granian-wsgi"}

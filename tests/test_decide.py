@@ -124,14 +124,17 @@ def test_false_alarms_on_recorded_aa_series_stay_under_alpha() -> None:
     assert naive["false_alarm"] >= spent["false_alarm"]
 
 
-def test_a_15_percent_regression_on_recorded_noise_is_found_more_often_than_not() -> None:
-    # This machine's recorded noise (per-round sd 0.15-0.25) in the 15 rounds a
-    # 15-minute budget buys: both changed pairs flagged in about 2 runs of 3 (the
-    # README gives the figure); the unchanged pairs stay clean.
+def test_a_15_percent_regression_on_the_noisy_recording_is_often_found() -> None:
+    # The noisiest recording here (2026-11-30, per-round sd 0.15-0.25) in the 15 rounds
+    # a 15-minute budget buys: each changed pair flagged in 39% of runs since the error
+    # is widened by an upper bound of the rounds' correlation (rounds.pooled_bound; it
+    # was 2 runs in 3 with the estimate alone, which let A/A series correlated at 0.3
+    # through 6-8% of the time); a quieter day's noise (sd 0.04-0.05) finds it nearly
+    # always (loadtests/harness.py). The unchanged pairs stay clean.
     pools = smoothed_pools()  # see the test above
     shifts = [math.log(0.85) if i % 2 == 0 else 0.0 for i in range(len(pools))]
     r = verdicts.rates(pools, shifts, most=15, runs=300, seed=5)
-    assert r["power"] >= 0.5, r
+    assert r["power"] >= 0.33 and r["any_found"] >= 0.6, r
     assert r["false_alarm"] <= decide.ALPHA, r
     # A larger change is found nearly always.
     larger = [math.log(0.75) if s else 0.0 for s in shifts]

@@ -83,23 +83,36 @@ def beats(e: decide.Estimate | None, level: float = TIE_ALPHA, family: int = 2) 
     (family - 1) / 2), Bonferroni over every pair the best could have been compared
     with, since whichever is best its tests are among them (picking the best of five identical
     deployments and testing it against each other at the full 0.05 called one of them
-    "not tied" 25% of the time; loadtests/harness.py). What tie_with judges, and what
-    the harness simulates."""
+    "not tied" 25% of the time; loadtests/harness.py). Judge the leader's estimates
+    through `beats_each`, which lets them share one autocorrelation bound."""
     [d] = decide.judge([e], +1, family_level(level, family))
     return d
 
 
-def tie_with(best: Pair, other: Pair, level: float = TIE_ALPHA, family: int = 2) -> Tie | None:
-    """A tie unless the decision engine finds `best` better than `other` in req/s,
-    paired by round, beyond the threshold (`beats`: the level shared by the `family`
-    the best was picked from); None when it does."""
-    e = estimate("rps", other, best, paired=True)
-    if e is None:
-        return Tie(1.0, False)
-    d = beats(e, level, family)
-    if d.verdict == "better":
-        return None
-    return Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict)
+def beats_each(
+    estimates: list[decide.Estimate | None], level: float = TIE_ALPHA, family: int = 2
+) -> list[decide.Decision]:
+    """`beats` on each of the leader's estimates, their errors first widened together
+    (decide.pooled_widening: the leader's rounds are in every one of them)."""
+    return [beats(e, level, family) for e in decide.pooled_widening(estimates)]
+
+
+def ties_with(
+    best: Pair, others: list[Pair], level: float = TIE_ALPHA, family: int = 2
+) -> list[Tie | None]:
+    """For each of `others`, a tie unless the decision engine finds `best` better in
+    req/s, paired by round, beyond the threshold (`beats_each`: the level shared by the
+    `family` the best was picked from); None where it does."""
+    estimates = [estimate("rps", other, best, paired=True) for other in others]
+    found: list[Tie | None] = []
+    for e, d in zip(estimates, beats_each(estimates, level, family), strict=True):
+        if e is None:
+            found.append(Tie(1.0, False))
+        elif d.verdict != "better":
+            found.append(Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict))
+        else:
+            found.append(None)
+    return found
 
 
 def best_by_throughput(
@@ -111,8 +124,9 @@ def best_by_throughput(
     ok or that left connections unserved is excluded, and so is one `elsewhere` names
     (:func:`flagged`: invalid or starved on another scenario of the run). An unstable
     pair stays in the
-    ranking: if it is among the leaders, no winner is named (`blocked` lists them), since
-    naming the best *stable* pair would crown a server that may well be slower.
+    ranking: if it is among leaders the test cannot separate, no winner is named
+    (`blocked` lists them), since naming the best *stable* pair would crown a server that
+    may well be slower; a leader shown better than every other pair is named.
     """
     excluded: list[tuple[Pair, str]] = []
     eligible = []
@@ -129,8 +143,12 @@ def best_by_throughput(
     if not eligible:
         return [], excluded, []
     family = len(eligible)
-    winners = [eligible[0]] + [p for p in eligible[1:] if tie_with(eligible[0], p, level, family)]
-    blocked = [p for p in winners if p.warning(UNSTABLE) is not None]
+    found = ties_with(eligible[0], eligible[1:], level, family)
+    winners = [eligible[0]] + [p for p, t in zip(eligible[1:], found, strict=True) if t]
+    # A leader the paired test separates from every other pair is named however much its
+    # trials vary (the test's interval already holds that spread, and what the rounds
+    # share cancels in it); only a lead shared with others is blocked by an unstable one.
+    blocked = [p for p in winners if p.warning(UNSTABLE) is not None] if len(winners) > 1 else []
     if blocked:
         # Noise is a property of the run, not a reason against a server: the leaders are
         # named in the "no verdict" line, never under "not recommended".
@@ -140,7 +158,7 @@ def best_by_throughput(
 
 def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
     family = len(winners)
-    ties = [t for w in winners[1:] if (t := tie_with(winners[0], w, level, family)) is not None]
+    ties = [t for t in ties_with(winners[0], winners[1:], level, family) if t is not None]
     if ties and not all(t.testable for t in ties):
         n = min(len(w.series("rps")) for w in winners)
         return (

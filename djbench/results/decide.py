@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from djbench.results import rounds
 from djbench.results.rounds import Diagnosis, diagnose, widening
 
 Verdict = Literal["worse", "better", "equivalent", "inconclusive"]
@@ -77,6 +78,7 @@ class Estimate:
     n_base: int
     n_new: int
     rounds: Diagnosis | None = None  # paired: the rounds' autocorrelation and trend
+    pooled: bool = False  # its error already widened with the others judged beside it
 
     @property
     def ratio(self) -> float:
@@ -268,25 +270,26 @@ def judge_family(questions: Sequence[Question], level: float) -> list[list[Decis
 
 def pooled_widening(estimates: Sequence[Estimate | None]) -> list[Estimate | None]:
     """Paired estimates judged together share their rounds' machine, so one lag-1
-    autocorrelation is estimated from all of them (the mean of their bias-corrected
-    estimates): one pair's 15 rounds give it +/-0.25, four pairs' +/-0.13. Each error is
-    then widened by that pooled value (never narrowed), and its t test given the
-    degrees of freedom of the effective number of rounds, n / widening**2 - 1."""
-    lags = [e.rounds.lag1 for e in estimates if e is not None and e.rounds is not None
-            and e.rounds.lag1 is not None]  # fmt: skip
-    if len(lags) < 2:
+    autocorrelation is estimated from all of them (rounds.pooled_bound: their bias-
+    corrected estimates averaged by rounds, plus 0.84 standard errors: one pair's 15
+    rounds know it to +/-0.26, four pairs' to +/-0.13; a lone pair's bound is its own).
+    Each error is then widened by that bound (never narrowed), once (`pooled`), and its
+    t test given the degrees of freedom of the effective number of rounds,
+    n / widening**2 - 1."""
+    fresh = [e for e in estimates if e is not None and e.rounds is not None and not e.pooled]
+    rho = rounds.pooled_bound([e.rounds for e in fresh if e.rounds is not None])
+    if rho is None:
         return list(estimates)
-    rho = sum(lags) / len(lags)
     found: list[Estimate | None] = []
     for e in estimates:
-        if e is None or e.rounds is None or e.rounds.lag1 is None:
+        if e is None or e.rounds is None or e.pooled:
             found.append(e)
             continue
-        factor = widening(rho, e.n_base)
+        factor = max(e.rounds.widening, widening(rho, e.n_base))
         diagnosis = dataclasses.replace(e.rounds, lag1=round(rho, 4), widening=round(factor, 4))
         df = max(2.0, e.n_base / factor**2 - 1)  # the effective rounds: fewer when alike
         se = e.se / e.rounds.widening * factor
-        found.append(dataclasses.replace(e, se=se, df=df, rounds=diagnosis))
+        found.append(dataclasses.replace(e, se=se, df=df, rounds=diagnosis, pooled=True))
     return found
 
 

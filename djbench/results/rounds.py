@@ -29,6 +29,15 @@ RHO_MAX = 0.9  # beyond this the series is a drift, not noise; the trend test sa
 # lag 0.77 from 7 rounds, 2026-12-02). The trend test needs fewer.
 MIN_FOR_LAG = 10
 MIN_FOR_TREND = 5
+# Pairs judged together pool their lag-1 estimates (decide.pooled_widening) from this many
+# rounds each, once they hold POOL_ROUNDS rounds between them; the error is then widened
+# by an upper bound of the correlation, not its estimate: the pooled estimate plus RHO_Z
+# of its standard error (about 1 / sqrt(rounds pooled)). Widening by the estimate alone
+# left A/A false verdicts at 6-8% at a true correlation of 0.3 (loadtests/harness.py):
+# an underestimate narrows the interval more than an overestimate widens it.
+MIN_FOR_POOL = 4
+POOL_ROUNDS = 10  # as MIN_FOR_LAG: a lone pair of 10 rounds bounds its own
+RHO_Z = 0.84  # the one-sided 80% bound
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,8 @@ class Diagnosis:
     widening: float  # factor on the standard error (1.0: none)
     trend_p: float | None  # Mann-Kendall two-sided p
     trend: float | None  # Kendall's tau: > 0 the ratio rises over the rounds
+    lag1_pool: float | None = None  # the same from MIN_FOR_POOL rounds, for pooling only
+    rounds: int = 0
 
     @property
     def drifting(self) -> bool:
@@ -57,10 +68,10 @@ class Diagnosis:
         return "; ".join(parts)
 
 
-def lag1(xs: Sequence[float]) -> float | None:
-    """The lag-1 autocorrelation, bias-corrected; None below MIN_FOR_LAG values."""
+def lag1(xs: Sequence[float], least: int = MIN_FOR_LAG) -> float | None:
+    """The lag-1 autocorrelation, bias-corrected; None below `least` values."""
     n = len(xs)
-    if n < MIN_FOR_LAG:
+    if n < least:
         return None
     mean = sum(xs) / n
     var = sum((x - mean) ** 2 for x in xs)
@@ -93,7 +104,20 @@ def diagnose(logs: Sequence[float]) -> Diagnosis:
 
         found = sps.kendalltau(range(len(logs)), logs)
         tau, p = float(found.statistic), float(found.pvalue)
+    pool = lag1(logs, MIN_FOR_POOL)
     return Diagnosis(
         None if r is None else round(r, 4), round(factor, 4), None if p is None else round(p, 6),
-        None if tau is None else round(tau, 4),
+        None if tau is None else round(tau, 4), None if pool is None else round(pool, 4),
+        len(logs),
     )  # fmt: skip
+
+
+def pooled_bound(found: Sequence[Diagnosis]) -> float | None:
+    """The correlation pairs judged together may share: their lag-1 estimates averaged,
+    weighted by rounds, plus RHO_Z standard errors; None below POOL_ROUNDS rounds."""
+    usable = [(d.lag1_pool, d.rounds) for d in found if d.lag1_pool is not None]
+    total = sum(n for _, n in usable)
+    if total < POOL_ROUNDS:
+        return None
+    mean = sum(r * n for r, n in usable) / total
+    return min(RHO_MAX, mean + RHO_Z / math.sqrt(total))

@@ -1,29 +1,35 @@
 """``runbench --budget``: a plain run's wall time, spent where it decides something.
 
 The planned rounds run first (no deployment starts past the budget). With time left,
-each further round goes only to the deployments whose rank is still open: for every
-scenario and concurrency, the ok pairs are ranked by median req/s, and two neighbours
-are open while the decision engine (paired by round: they share every round) calls
-neither better nor equivalent. A round adds one trial to each open deployment; the run
-stops when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
+each further round goes to a race (best-arm identification by successive elimination,
+as racing algorithms tune configurations: irace, F-Race): for every scenario and
+concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
+the leader is compared with each other pair by the test the answer itself uses
+(reports.ranking.beats: paired by round, the level shared by the family the leader was
+picked from), and a pair is **open** while that test calls the leader neither better
+(the pair is out of the race) nor equivalent (it shares the lead). A round adds one
+trial to each open pair and to its leader; the ranking below the leader is not bought
+(the answer is the deployment to use and the set it cannot be told from). The run stops
+when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
 
 Looking after every added round is a sequential design: each look is one of the
 engine's group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX,
 fixed before the first look), so the chance that any look calls two identical
 deployments apart is alpha over the whole run, not alpha per look (re-judging at the
 full alpha after every round called identical deployments "better" 18-21% of the
-time); the neighbours of a ranking are one family (Benjamini-Hochberg).
+time). The answer judges at the last look's level (ranking.tie_level), so what the race
+left open is exactly what the answer calls tied and undecided.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 from pathlib import Path
 
 from djbench.plan.project import Project
 from djbench.reports.compare import estimate
+from djbench.reports.ranking import beats_each, underserved
 from djbench.results import decide
 from djbench.results.analysis import Pair
 from djbench.results.model import PairResult
@@ -35,24 +41,25 @@ EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop i
 def open_labels(
     results: list[PairResult], run_id: str, level: float = decide.ALPHA
 ) -> dict[str, list[str]]:
-    """Deployment label -> the open questions it is part of ("a ~ b on scenario c32"),
-    every ranking's neighbours judged together at this look's `level`."""
+    """Deployment label -> the open questions it is part of ("leader ~ b on scenario
+    c32"): each ranking's leader against every other eligible pair at this look's
+    `level`, by the answer's own test (ranking.beats)."""
     groups: dict[tuple[str, int | None], list[Pair]] = {}
     for entry in results:
         pair = Pair(run_id, entry)
-        if pair.ok and entry.kind == "http":
+        if pair.ok and entry.kind == "http" and underserved(pair) is None:
             groups.setdefault((entry.scenario, entry.concurrency), []).append(pair)
     found: dict[str, list[str]] = {}
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
-        neighbours = list(itertools.pairwise(ranked))
-        estimates = [estimate("rps", lower, upper, paired=True) for upper, lower in neighbours]
-        decisions = decide.judge(estimates, +1, level) if neighbours else []
-        for (upper, lower), decision in zip(neighbours, decisions, strict=True):
+        leader = ranked[0]
+        estimates = [estimate("rps", other, leader, paired=True) for other in ranked[1:]]
+        decisions = beats_each(estimates, level, len(ranked))
+        for other, decision in zip(ranked[1:], decisions, strict=True):
             if decision.verdict in ("better", "equivalent"):
                 continue
-            question = f"{upper.label} ~ {lower.label} on {scenario} c{concurrency}"
-            for label in (upper.label, lower.label):
+            question = f"{leader.label} ~ {other.label} on {scenario} c{concurrency}"
+            for label in (leader.label, other.label):
                 found.setdefault(label, []).append(question)
     return found
 
