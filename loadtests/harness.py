@@ -12,8 +12,8 @@ Each path calls djbench's own decision functions with the looks it makes:
   other by the answer's test after the planned 3 rounds and after every added round,
   rounds added to the leader and the open ones only;
 - ties: five deployments, the best by median against each other at the run's one look,
-  at the level shared by the five (reports/ranking.py's `beats`, as the guide and the
-  answer use it).
+  at the level shared by the five, on the block design's pooled error (results/blocks.py;
+  reports/ranking.py's `ties_with`, as the guide and the answer use it).
 
 Series (per-round log-ratios of the two sides of a pair): resampled from the recorded
 A/A matrix (tests/fixtures/series/aa-matrix.json), block-bootstrapped from it (blocks
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from djbench.reports.ranking import TIE_ALPHA, beats_each
+from djbench.results import blocks as design
 from djbench.results import decide
 from djbench.run import budget
 from loadtests.verdicts import log_ratios
@@ -124,11 +125,8 @@ def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[st
         level = budget.look_level(planned, made, look == most)
         order = sorted(range(count), key=lambda i: -statistics.median(sides[i][: done[i]]))
         leader = order[0]
-        estimates = []
-        for other in order[1:]:
-            shared = min(done[leader], done[other])  # the rounds both ran: paired
-            base = [math.exp(x) for x in sides[other][:shared]]
-            estimates.append(decide.paired(base, [math.exp(x) for x in sides[leader][:shared]]))
+        rounds = [{r: math.exp(x) for r, x in enumerate(sides[i][: done[i]])} for i in order]
+        estimates = design.against_leader(rounds[0], rounds[1:])
         verdicts = [d.verdict for d in beats_each(estimates, level, count)]
         still = [o for o, v in zip(order[1:], verdicts, strict=True)
                  if v not in ("better", "equivalent")]  # fmt: skip
@@ -142,8 +140,8 @@ def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[st
 def ties(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
     rounds = 5  # the default profile's trials
     ranked = _ranked(_deployments(series, 5, rounds, rng), rounds)
-    best = [math.exp(x) for x in ranked[0]]
-    estimates = [decide.paired([math.exp(x) for x in other], best) for other in ranked[1:]]
+    by_round = [{r: math.exp(x) for r, x in enumerate(side)} for side in ranked]
+    estimates = design.against_leader(by_round[0], by_round[1:])
     return [d.verdict for d in beats_each(estimates, TIE_ALPHA, len(ranked))]
 
 
@@ -161,6 +159,10 @@ def kinds() -> dict[str, Series]:
         "AR(1) 0.3": ar1(0.3),
         "AR(1) 0.5": ar1(0.5),
         "AR(1) 0.3 + drift": ar1(0.3, drift=0.05),
+        # The noise the gate runs of 2026-12-03 measured (sd 0.04-0.05 per round's
+        # log-ratio, 3 s windows, gunicorn-sync and uvicorn): the power that day's matrix had.
+        "AR(1) 0, sd 0.05": ar1(0.0, sd=0.05),
+        "AR(1) 0.3, sd 0.05": ar1(0.3, sd=0.05),
     }
 
 

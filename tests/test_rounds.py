@@ -32,3 +32,43 @@ def test_a_trend_across_rounds_is_flagged_as_drifting() -> None:
     found = rounds.diagnose(ramp)
     assert found.drifting and "rising" in found.words()
     assert rounds.lag1(flat[:4]) is None and math.isfinite(rounds.lag1(flat) or 0)
+
+
+def test_a_short_series_is_bounded_by_the_correlation_the_design_withstands() -> None:
+    # At 5 rounds a lag-1 estimate of a series correlated at 0.3 averages about 0, so
+    # short series are bounded by RHO_SHORT; long ones by their estimate + 0.84 se.
+    rng = random.Random(3)
+    short = [rounds.diagnose([rng.gauss(0, 1) for _ in range(5)]) for _ in range(4)]
+    assert (rounds.pooled_bound(short) or 0) >= rounds.RHO_SHORT
+    long = [rounds.diagnose([rng.gauss(0, 1) for _ in range(15)]) for _ in range(4)]
+    mean = sum(d.lag1_pool or 0 for d in long) / 4
+    assert rounds.pooled_bound(long) == pytest.approx(mean + rounds.RHO_Z / math.sqrt(60))
+
+
+def test_the_block_design_pools_the_residual_variance_and_falls_back_when_unequal() -> None:
+    from djbench.results import blocks
+
+    # Three deployments x four rounds: a round effect (+0.1 in round 2) cancels exactly.
+    logs = [[0.0, 0.1, 0.0, 0.02], [0.5, 0.6, 0.52, 0.5], [1.0, 1.1, 1.0, 1.0]]
+    layout = blocks.two_way(logs)
+    assert layout is not None and layout.df == 6 and layout.rounds == 4
+    without = [[x - (0.1 if j == 1 else 0.0) for j, x in enumerate(row)] for row in logs]
+    plain = blocks.two_way(without)
+    assert plain is not None and layout.residual_var == pytest.approx(plain.residual_var)
+    # The ANOVA identity: residual SS = total SS - deployments' SS - rounds' SS.
+    cells = [x for row in logs for x in row]
+    grand = statistics.fmean(cells)
+    total = sum((x - grand) ** 2 for x in cells)
+    by_row = 4 * sum((statistics.fmean(r) - grand) ** 2 for r in logs)
+    by_round = 3 * sum((statistics.fmean(c) - grand) ** 2 for c in zip(*logs, strict=True))
+    assert layout.residual_var == pytest.approx((total - by_row - by_round) / 6)
+    leader = {r: math.exp(2 + x) for r, x in enumerate([0.0, 0.1, 0.0, 0.02])}
+    others = [{r: math.exp(1 + x) for r, x in enumerate(row)} for row in logs[1:]]
+    found = blocks.against_leader(leader, others)
+    assert all(e is not None and e.method == "blocked" and e.df >= 2 for e in found)
+    # One deployment far noisier than the rest (Bartlett rejects): the paired estimates.
+    rng = random.Random(1)
+    quiet = [{r: math.exp(rng.gauss(0, 0.01)) for r in range(8)} for _ in range(4)]
+    loud = {r: math.exp(rng.gauss(0, 0.5)) for r in range(8)}
+    mixed = blocks.against_leader(quiet[0], [*quiet[1:], loud])
+    assert all(e is not None and e.method == "paired" for e in mixed)

@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from djbench.launch.servers import SERVERS
-from djbench.reports.compare import estimate
 from djbench.reports.words import say
-from djbench.results import decide
+from djbench.results import blocks, decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
 from djbench.results.thresholds import t_interval
 
@@ -93,17 +92,23 @@ def beats_each(
     estimates: list[decide.Estimate | None], level: float = TIE_ALPHA, family: int = 2
 ) -> list[decide.Decision]:
     """`beats` on each of the leader's estimates, their errors first widened together
-    (decide.pooled_widening: the leader's rounds are in every one of them)."""
+    (decide.pooled_widening: the leader's rounds are in every one of them; estimates
+    from blocks.against_leader are widened already)."""
     return [beats(e, level, family) for e in decide.pooled_widening(estimates)]
+
+
+def against(best: Pair, others: list[Pair]) -> list[decide.Estimate | None]:
+    """The leader's req/s against each other pair's, as one block design (blocks.py)."""
+    return blocks.against_leader(best.by_round("rps"), [o.by_round("rps") for o in others])
 
 
 def ties_with(
     best: Pair, others: list[Pair], level: float = TIE_ALPHA, family: int = 2
 ) -> list[Tie | None]:
     """For each of `others`, a tie unless the decision engine finds `best` better in
-    req/s, paired by round, beyond the threshold (`beats_each`: the level shared by the
-    `family` the best was picked from); None where it does."""
-    estimates = [estimate("rps", other, best, paired=True) for other in others]
+    req/s beyond the threshold (`beats`: the level shared by the `family` the best was
+    picked from; `against`: the block design's error); None where it does."""
+    estimates = against(best, others)
     found: list[Tie | None] = []
     for e, d in zip(estimates, beats_each(estimates, level, family), strict=True):
         if e is None:

@@ -9,9 +9,9 @@ else compares two sides. Four verdicts, all from one interval of the ratio NEW /
 - ``inconclusive``: neither; it says the change this run would have found with 80%
   power (not the interval's half-width, at which the power is about one half).
 
-Paired rounds are checked for what the t test assumes (rounds.py): positive lag-1
-autocorrelation widens the standard error (AR(1) variance of a mean), and a trend
-across rounds marks the verdict as drifting.
+Paired rounds are checked for what the t test assumes (rounds.py): an upper bound of
+their lag-1 autocorrelation, pooled over the pairs judged together, widens the standard
+error (AR(1) variance of a mean), and a trend across rounds marks the verdict drifting.
 
 Two designs, two tests, both on log values (throughput and latency are ratios: a
 log turns "x0.85" into a shift, and their log is close to normal here):
@@ -71,7 +71,7 @@ NOISE_SD = 0.2
 class Estimate:
     """The log-ratio NEW / BASE of one metric of one pair, with its spread."""
 
-    method: Literal["paired", "unpaired"]
+    method: Literal["paired", "unpaired", "blocked"]
     mean: float  # mean log-ratio
     se: float  # its standard error
     df: float  # degrees of freedom of its t distribution
@@ -106,6 +106,11 @@ class Estimate:
             factor = self.rounds.widening if self.rounds is not None else 1.0
             said = f", error widened x{factor:.2f} for autocorrelation" if factor > 1 else ""
             return f"paired t on {self.n_base} per-round log-ratios{said}"
+        if self.method == "blocked":
+            return (
+                f"t on the block design's pooled error (rounds x deployments), "
+                f"{self.n_base} rounds, {self.df:.0f} degrees of freedom"
+            )
         return f"Welch t on log values, {self.n_base} vs {self.n_new} trials"
 
 

@@ -1,16 +1,17 @@
 """``runbench --budget``: a plain run's wall time, spent where it decides something.
 
 The planned rounds run first (no deployment starts past the budget). With time left,
-each further round goes to a race (best-arm identification by successive elimination,
-as racing algorithms tune configurations: irace, F-Race): for every scenario and
+each further round goes to a race (best-arm identification by successive elimination, as
+racing algorithms tune configurations: irace, F-Race): for every scenario and
 concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
 the leader is compared with each other pair by the test the answer itself uses
-(reports.ranking.beats: paired by round, the level shared by the family the leader was
-picked from), and a pair is **open** while that test calls the leader neither better
-(the pair is out of the race) nor equivalent (it shares the lead). A round adds one
-trial to each open pair and to its leader; the ranking below the leader is not bought
-(the answer is the deployment to use and the set it cannot be told from). The run stops
-when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
+(reports.ranking.beats on the block design's error, results/blocks.py: rounds are
+blocks; at the level shared by the family the leader was picked from), and a pair is
+**open** while that test calls the leader neither better (the pair is out of the race)
+nor equivalent (it shares the lead). A round adds one trial to each open pair and to its
+leader; the ranking below the leader is not bought (the answer is the deployment to use
+and the set it cannot be told from). The run stops when nothing is open, the budget is
+spent, or EXTRA_ROUNDS_MAX rounds were added.
 
 Looking after every added round is a sequential design: each look is one of the
 engine's group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX,
@@ -28,8 +29,7 @@ import time
 from pathlib import Path
 
 from djbench.plan.project import Project
-from djbench.reports.compare import estimate
-from djbench.reports.ranking import beats_each, underserved
+from djbench.reports.ranking import against, beats_each, underserved
 from djbench.results import decide
 from djbench.results.analysis import Pair
 from djbench.results.model import PairResult
@@ -53,8 +53,7 @@ def open_labels(
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
         leader = ranked[0]
-        estimates = [estimate("rps", other, leader, paired=True) for other in ranked[1:]]
-        decisions = beats_each(estimates, level, len(ranked))
+        decisions = beats_each(against(leader, ranked[1:]), level, len(ranked))
         for other, decision in zip(ranked[1:], decisions, strict=True):
             if decision.verdict in ("better", "equivalent"):
                 continue

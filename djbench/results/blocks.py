@@ -1,0 +1,92 @@
+"""The leader against every other deployment as one randomized complete block design.
+
+A plain run measures every deployment once per round, in a fresh shuffled order each
+round: rounds are blocks, deployments treatments. The paired test judges the leader
+against one other pair at a time on their own per-round log-ratios: with the 3 rounds a
+default run buys that is a t test with 2 degrees of freedom, whose critical value at the
+family's level (0.05 shared by 13 deployments: 0.00064 a test) is about 39, so nothing
+is ever separated: a default run ended with 33 open comparisons among 13 deployments,
+ratios of x8 included.
+
+The block design estimates one residual variance from every deployment's log req/s after
+taking out each deployment's mean and each round's (the additive two-way model, Fisher's
+RCBD): (k - 1)(n - 1) degrees of freedom, 24 for 13 deployments over 3 rounds (critical
+value about 4). It assumes the deployments' residual spread is alike on the log scale
+(their trials' CVs are 3-15% here); Bartlett's test on the residuals checks it, and when
+it rejects (p < HETERO_P) each comparison keeps its own paired estimate. The variance
+comes from the rounds every deployment ran; each comparison's mean from every round its
+two sides share (a race adds rounds to the leader and the open pairs only). The paired
+estimates' autocorrelation bound (decide.pooled_widening) still widens each error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+from djbench.results import decide
+
+HETERO_P = 0.01
+MIN_DEPLOYMENTS = 3  # with two, the design is the paired test
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    residual_var: float
+    df: int
+    rounds: int
+    hetero_p: float | None
+
+
+def two_way(logs: Sequence[Sequence[float]]) -> Layout | None:
+    """The additive model's residual variance over deployments (rows) x rounds (columns)."""
+    k, n = len(logs), len(logs[0]) if logs else 0
+    if k < MIN_DEPLOYMENTS or n < decide.MIN_ROUNDS:
+        return None
+    grand = sum(map(sum, logs)) / (k * n)
+    rows = [sum(r) / n for r in logs]
+    cols = [sum(logs[i][j] for i in range(k)) / k for j in range(n)]
+    residuals = [[logs[i][j] - rows[i] - cols[j] + grand for j in range(n)] for i in range(k)]
+    df = (k - 1) * (n - 1)
+    var = sum(x * x for r in residuals for x in r) / df
+    hetero = None
+    if all(len(set(r)) > 1 for r in residuals):
+        from scipy import stats as sps
+
+        hetero = float(sps.bartlett(*residuals).pvalue)
+    return Layout(var, df, n, hetero)
+
+
+def against_leader(
+    leader: dict[int, float], others: Sequence[dict[int, float]]
+) -> list[decide.Estimate | None]:
+    """Log-ratio leader / other for each of `others` (per-round req/s by round index):
+    the block design's estimate where it holds, else the pair's own paired estimate;
+    every error then widened by the pairs' shared autocorrelation bound."""
+    paired = []
+    for other in others:
+        shared = sorted(set(leader) & set(other))
+        paired.append(decide.paired([other[r] for r in shared], [leader[r] for r in shared]))
+    widened = decide.pooled_widening(paired)
+    everyone = [leader, *others]
+    common = sorted(set.intersection(*(set(s) for s in everyone)))
+    if any(v <= 0 for s in everyone for r in common for v in [s[r]]):
+        return widened
+    layout = two_way([[math.log(s[r]) for r in common] for s in everyone])
+    if layout is None or (layout.hetero_p is not None and layout.hetero_p < HETERO_P):
+        return widened
+    found: list[decide.Estimate | None] = []
+    for other, e in zip(others, widened, strict=True):
+        if e is None:
+            found.append(None)
+            continue
+        shared = sorted(set(leader) & set(other))  # a race adds rounds to some pairs only
+        mean = sum(math.log(leader[r] / other[r]) for r in shared) / len(shared)
+        factor = e.rounds.widening if e.rounds is not None else 1.0
+        se = math.sqrt(2 * layout.residual_var / len(shared)) * factor
+        # Correlated rounds carry fewer independent ones: each deployment's residuals are
+        # worth about rounds / widening**2 - 1 degrees of freedom (the effective rounds)
+        df = max(2.0, (len(everyone) - 1) * (layout.rounds / factor**2 - 1))
+        found.append(dataclasses.replace(e, mean=mean, se=se, df=df, method="blocked"))
+    return found
