@@ -8,6 +8,10 @@ validates scenario files), and it generates the JSON Schema that is published in
 it; the suite checks that the committed file is current and that a real run's file
 validates against it with a standard validator).
 
+Import every class from here: the base (``modelbase``), the searches' results
+(``search_model``) and the matrix document (``matrix_model``) live in their own modules
+and are re-exported, so there is still one model and one way in.
+
 Warnings and reasons are :class:`Notice` objects, a code with parameters; only the
 presenters (:mod:`djbench.reports.words`) turn them into sentences.
 
@@ -21,36 +25,26 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from djbench.results.matrix_model import MatrixCell as MatrixCell
+from djbench.results.matrix_model import MatrixCheck as MatrixCheck
+from djbench.results.matrix_model import MatrixDocument as MatrixDocument
+from djbench.results.matrix_model import MatrixNoise as MatrixNoise
+from djbench.results.matrix_model import MatrixPair as MatrixPair
+from djbench.results.matrix_model import MatrixVerdict as MatrixVerdict
+from djbench.results.modelbase import Model as Model
+from djbench.results.modelbase import Notice as Notice
+from djbench.results.search_model import Capacity as Capacity
+from djbench.results.search_model import CapacityStep as CapacityStep
+from djbench.results.search_model import Churn as Churn
+from djbench.results.search_model import ChurnEvent as ChurnEvent
+from djbench.results.search_model import Sweep as Sweep
+from djbench.results.search_model import SweepStep as SweepStep
 
 SCHEMA_VERSION = 2
 Status = Literal["ok", "incompatible", "failed", "invalid"]
 VerifyStatus = Literal["ok", "incompatible", "failed"]
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
-
-
-class Notice(Model):
-    """A warning or a reason: a code and its parameters, turned into words by presenters."""
-
-    code: str = Field(description="see djbench/reports/words.py for every code")
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="numbers, strings, lists of them, or nested notices"
-    )
-
-    def model_post_init(self, context: Any) -> None:
-        # Nested notices (the problems of a wrong answer) are notices again after a read.
-        for key, value in self.params.items():
-            if isinstance(value, list) and value and all(_is_notice(v) for v in value):
-                self.params[key] = [Notice.model_validate(v) for v in value]
-
-
-def _is_notice(value: Any) -> bool:
-    return isinstance(value, Notice) or (
-        isinstance(value, dict) and set(value) <= {"code", "params"} and "code" in value
-    )
 
 
 class Command(Model):
@@ -359,145 +353,6 @@ class WsIdle(Model):
     command: str = ""
 
 
-class CapacityStep(Model):
-    """One open-loop window of a capacity search (djbench.results.capacity_stats)."""
-
-    phase: Literal["search", "steady", "confirm", "above"] = Field(
-        description="search: the bracket's short windows; steady: the staircase's windows "
-        "(confirm and above: files before the staircase)"
-    )
-    repeat: int = Field(default=0, description="the staircase it belongs to (servers restarted)")
-    window_s: float | None = Field(default=None, description="the window's measured length")
-    offered: float = Field(description="req/s offered (open loop, latency from due time)")
-    achieved: float = Field(description="req/s completed of those due in the window")
-    connections: int = Field(description="2 x rate x SLO at least: the load stays open")
-    passed: bool
-    why: str | None = Field(default=None, description="why it did not pass (a code)")
-    p50_ms: float | None = None
-    p90_ms: float | None = None
-    p99_ms: float | None = None
-    p999_ms: float | None = None
-    error_rate: float = 0.0
-    late_share: float = Field(default=0.0, description="sends started after their due time")
-    pss_peak_mb: float | None = Field(default=None, description="MiB, the window's peak")
-    server_cpu_percent: float | None = None
-    driver_cpu_percent: float | None = None
-
-
-class Capacity(Model):
-    """The highest offered rate served within the latency target, and how it was found."""
-
-    slo_p99_ms: float
-    max_error_rate: float
-    resolution: float
-    rps: float | None = Field(
-        default=None,
-        description="capacity, req/s: the rate at which half of the steady windows meet the "
-        "target (a logistic fit over every steady window; capacity_fit)",
-    )
-    interval: tuple[float | None, float | None] | None = Field(
-        default=None,
-        description="its 95% profile-likelihood interval (None at an end the windows do not bound)",
-    )
-    repeats: int = Field(default=0, description="staircases run, every server restarted between")
-    steady_s: float | None = Field(default=None, description="the steady windows' length, s")
-    bracket: tuple[float, float] | None = Field(
-        default=None, description="the highest rate that passed and the lowest that failed"
-    )
-    confirmed: int = Field(default=0, description="steady windows that passed")
-    confirm_trials: int = 0
-    above_failed: bool | None = Field(
-        default=None, description="the window a resolution above the capacity failed"
-    )
-    stopped: str | None = Field(
-        default=None,
-        description=(
-            "ceiling, driver_busy, driver_failed, never_passed, budget, unbounded (every "
-            "steady window passed), never_passed_steady, unconfirmed (older files), "
-            "screening (a tuning search's unconfirmed bracket)"
-        ),
-    )
-    server_cpus: int = Field(default=1, description="CPUs the server was pinned to")
-    per_core: float | None = Field(default=None, description="capacity / server CPUs")
-    per_100mib: float | None = Field(default=None, description="capacity per 100 MiB PSS")
-    steps: list[CapacityStep] = Field(default_factory=list)
-
-    @property
-    def screening(self) -> bool:
-        """A tuning candidate's coarse bracket (--tune --objective capacity): no capacity."""
-        return self.stopped == "screening"
-
-
-class ChurnEvent(Model):
-    """One disruption during a steady open-loop load (runbench --churn): a graceful
-    reload, a worker killed, or a worker recycled; judged on the load's slices."""
-
-    kind: Literal["reload", "kill-worker", "recycle"]
-    t: float = Field(description="seconds from the window's opening")
-    signal: str | None = Field(default=None, description="what was sent (None: recycling)")
-    target_pid: int | None = None
-    failed: int = Field(default=0, description="requests failed or reset after it")
-    steady_p99_ms: float | None = Field(
-        default=None, description="the median of the slices' p99 before it"
-    )
-    worst_p99_ms: float | None = Field(
-        default=None, description="the worst slice p99 within WATCH_S after it"
-    )
-    worst_max_ms: float | None = None
-    recovered_after_s: float | None = Field(
-        default=None,
-        description="until latency was back within the steady band for good (None: never)",
-    )
-    kept_serving: bool = Field(
-        default=True, description="every slice after it completed at least one request"
-    )
-    restarts: int = Field(default=0, description="processes of the tree born after it")
-
-
-class Churn(Model):
-    """--churn: the load, the events and how the server went through them."""
-
-    rate: float
-    workers: int
-    window_s: float
-    slice_s: float
-    events: list[ChurnEvent] = Field(default_factory=list)
-    unsent: int = Field(default=0, description="due in the window and never sent")
-    silent_slices: int = Field(
-        default=0, description="slices, over every window, in which no request completed"
-    )
-
-
-class SweepStep(Model):
-    """One closed-loop window of a concurrency sweep (djbench.results.sweep_stats)."""
-
-    concurrency: int
-    rps: float
-    p50_ms: float | None = None
-    p99_ms: float | None = None
-    mean_ms: float | None = None
-    in_flight: float | None = Field(default=None, description="measured by the driver")
-    littles_in_flight: float | None = Field(
-        default=None, description="req/s x mean latency: Little's law's in-flight"
-    )
-    error_rate: float = 0.0
-    valid: bool = True
-    pss_peak_mb: float | None = None
-    server_cpu_percent: float | None = None
-
-
-class Sweep(Model):
-    """Throughput against concurrency, doubling until it stops rising, and its knee."""
-
-    rise: float = Field(description="a doubling raising req/s by less than this: no rise")
-    knee: int | None = Field(
-        default=None, description="the smallest concurrency within 95% of the best req/s"
-    )
-    max_rps: float | None = None
-    stopped: str | None = Field(default=None, description="flat, invalid, max or budget")
-    steps: list[SweepStep] = Field(default_factory=list)
-
-
 class PairResult(Model):
     """One (server, proxy, scenario, concurrency) of a run."""
 
@@ -757,119 +612,3 @@ class RunDocument(Model):
     deployment_rounds: list[DeploymentRound] = Field(default_factory=list)
     results: list[PairResult] = Field(default_factory=list)
     tuning: TuneRecord | None = Field(default=None, description="--tune: the search")
-
-
-class MatrixCell(Model):
-    """One cell of a version matrix: its environment, and the run made in it."""
-
-    label: str
-    axes: dict[str, str]
-    status: Literal["ok", "failed"] = "ok"
-    reason: str | None = Field(default=None, description="why the cell could not run")
-    requirements: list[str] = Field(default_factory=list, description="what was resolved")
-    overrides: list[str] = Field(default_factory=list, description="the cell's pins")
-    python: str | None = Field(default=None, description="the interpreter the env was made from")
-    python_version: str | None = None
-    environment: str | None = Field(default=None, description="the environment's folder")
-    resolved_sha256: str | None = None
-    versions: dict[str, str] = Field(default_factory=dict, description="resolved pins")
-    build_seconds: float | None = None
-    cached: bool = False
-    project_dir: str | None = None
-    ref: str | None = None
-    commit: str | None = None
-    run_file: str | None = Field(default=None, description="the cell's (first) results file")
-    run_files: list[str] = Field(
-        default_factory=list, description="every results file of the cell: one per server"
-    )
-    commands: list[str] = Field(default_factory=list, description="each runbench started")
-
-
-class MatrixPair(Model):
-    """One pair's verdict in a cell against the base: each metric as ratio and p."""
-
-    label: str
-    scenario: str
-    concurrency: int | None = None
-    verdict: str
-    metrics: dict[str, str] = Field(
-        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, BH p)'
-    )
-    reasons: list[str] = Field(default_factory=list)
-    threshold: float | None = Field(
-        default=None, description="the scenario's own max_slowdown, when it declares one"
-    )
-
-
-class MatrixCheck(Model):
-    """A threshold of the scenario file checked on one cell's pair (its rounds' trials)."""
-
-    cell: str
-    label: str
-    scenario: str
-    metric: str
-    verdict: Literal["met", "missed", "too close"]
-    said: str = Field(description="the figure, its interval and the limit, in words")
-
-
-class MatrixNoise(Model):
-    """The pre-run check redone on this runner's own noise, at the first look."""
-
-    rounds: int = Field(description="paired rounds the noise was measured on")
-    sd: float = Field(description="pooled sd of the per-round req/s log-ratios")
-    pairs: int = Field(description="pairs judged against the base")
-    horizon: int = Field(description="rounds the budget buys")
-    detectable: float | None = Field(
-        default=None,
-        description="the slowdown found with 80% power on one pair at the horizon, here",
-    )
-
-
-class MatrixVerdict(Model):
-    """A cell against the base cell: benchcompare's statistics, and the answers' shapes."""
-
-    cell: str
-    base: str
-    counts: dict[str, int] = Field(default_factory=dict)
-    pairs: list[MatrixPair] = Field(default_factory=list)
-    worse: list[str] = Field(default_factory=list)
-    better: list[str] = Field(default_factory=list)
-    shape_changes: list[str] = Field(
-        default_factory=list, description="endpoints whose verified answer changed shape"
-    )
-    plan_differences: list[str] = Field(default_factory=list)
-    decided: bool = Field(default=False, description="every pair's throughput has a verdict")
-    level: float | None = Field(default=None, description="the alpha this look tested at")
-    rounds: int = Field(default=0, description="paired rounds behind these verdicts")
-
-
-class MatrixDocument(Model):
-    """A version matrix (--matrix): its cells, their interleaving and the verdicts."""
-
-    schema_version: Literal[2] = 2
-    kind: Literal["matrix"] = "matrix"
-    matrix_id: str
-    status: Literal["running", "interrupted", "complete"] = "running"
-    started: str | None = None
-    finished: str | None = None
-    axes: dict[str, list[str]]
-    base: str
-    seed: int
-    order: list[list[str]] = Field(default_factory=list, description="cells, per round")
-    options: list[str] = Field(default_factory=list, description="the runbench options passed on")
-    threshold: float = 0.10
-    alpha: float = 0.01
-    budget_s: float | None = Field(default=None, description="--budget: the whole command")
-    until_decided: bool = False
-    planned_rounds: int | None = Field(default=None, description="the horizon alpha is spent over")
-    rounds: int = Field(default=0, description="rounds run")
-    seconds: float | None = Field(default=None, description="the command's wall time")
-    cells: list[MatrixCell] = Field(default_factory=list)
-    verdicts: list[MatrixVerdict] = Field(default_factory=list)
-    checks: list[MatrixCheck] = Field(
-        default_factory=list, description="the scenario file's thresholds, cell by cell"
-    )
-    noise: MatrixNoise | None = None
-    on_inconclusive: Literal["pass", "fail"] = Field(
-        default="pass", description="--on-inconclusive: what a pair left undecided makes"
-    )

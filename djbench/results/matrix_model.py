@@ -1,0 +1,126 @@
+"""A version matrix's document (part of the results model, re-exported by
+:mod:`djbench.results.model`): its cells, their interleaving, the verdicts."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from djbench.results.modelbase import Model
+
+
+class MatrixCell(Model):
+    """One cell of a version matrix: its environment, and the run made in it."""
+
+    label: str
+    axes: dict[str, str]
+    status: Literal["ok", "failed"] = "ok"
+    reason: str | None = Field(default=None, description="why the cell could not run")
+    requirements: list[str] = Field(default_factory=list, description="what was resolved")
+    overrides: list[str] = Field(default_factory=list, description="the cell's pins")
+    python: str | None = Field(default=None, description="the interpreter the env was made from")
+    python_version: str | None = None
+    environment: str | None = Field(default=None, description="the environment's folder")
+    resolved_sha256: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict, description="resolved pins")
+    build_seconds: float | None = None
+    cached: bool = False
+    project_dir: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    run_file: str | None = Field(default=None, description="the cell's (first) results file")
+    run_files: list[str] = Field(
+        default_factory=list, description="every results file of the cell: one per server"
+    )
+    commands: list[str] = Field(default_factory=list, description="each runbench started")
+
+
+class MatrixPair(Model):
+    """One pair's verdict in a cell against the base: each metric as ratio and p."""
+
+    label: str
+    scenario: str
+    concurrency: int | None = None
+    verdict: str
+    metrics: dict[str, str] = Field(
+        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, BH p)'
+    )
+    reasons: list[str] = Field(default_factory=list)
+    threshold: float | None = Field(
+        default=None, description="the scenario's own max_slowdown, when it declares one"
+    )
+
+
+class MatrixCheck(Model):
+    """A threshold of the scenario file checked on one cell's pair (its rounds' trials)."""
+
+    cell: str
+    label: str
+    scenario: str
+    metric: str
+    verdict: Literal["met", "missed", "too close"]
+    said: str = Field(description="the figure, its interval and the limit, in words")
+
+
+class MatrixNoise(Model):
+    """The pre-run check redone on this runner's own noise, at the first look."""
+
+    rounds: int = Field(description="paired rounds the noise was measured on")
+    sd: float = Field(description="pooled sd of the per-round req/s log-ratios")
+    pairs: int = Field(description="pairs judged against the base")
+    horizon: int = Field(description="rounds the budget buys")
+    detectable: float | None = Field(
+        default=None,
+        description="the slowdown found with 80% power on one pair at the horizon, here",
+    )
+
+
+class MatrixVerdict(Model):
+    """A cell against the base cell: benchcompare's statistics, and the answers' shapes."""
+
+    cell: str
+    base: str
+    counts: dict[str, int] = Field(default_factory=dict)
+    pairs: list[MatrixPair] = Field(default_factory=list)
+    worse: list[str] = Field(default_factory=list)
+    better: list[str] = Field(default_factory=list)
+    shape_changes: list[str] = Field(
+        default_factory=list, description="endpoints whose verified answer changed shape"
+    )
+    plan_differences: list[str] = Field(default_factory=list)
+    decided: bool = Field(default=False, description="every pair's throughput has a verdict")
+    level: float | None = Field(default=None, description="the alpha this look tested at")
+    rounds: int = Field(default=0, description="paired rounds behind these verdicts")
+
+
+class MatrixDocument(Model):
+    """A version matrix (--matrix): its cells, their interleaving and the verdicts."""
+
+    schema_version: Literal[2] = 2
+    kind: Literal["matrix"] = "matrix"
+    matrix_id: str
+    status: Literal["running", "interrupted", "complete"] = "running"
+    started: str | None = None
+    finished: str | None = None
+    axes: dict[str, list[str]]
+    base: str
+    seed: int
+    order: list[list[str]] = Field(default_factory=list, description="cells, per round")
+    options: list[str] = Field(default_factory=list, description="the runbench options passed on")
+    threshold: float = 0.10
+    alpha: float = 0.01
+    budget_s: float | None = Field(default=None, description="--budget: the whole command")
+    until_decided: bool = False
+    planned_rounds: int | None = Field(default=None, description="the horizon alpha is spent over")
+    rounds: int = Field(default=0, description="rounds run")
+    seconds: float | None = Field(default=None, description="the command's wall time")
+    cells: list[MatrixCell] = Field(default_factory=list)
+    verdicts: list[MatrixVerdict] = Field(default_factory=list)
+    checks: list[MatrixCheck] = Field(
+        default_factory=list, description="the scenario file's thresholds, cell by cell"
+    )
+    noise: MatrixNoise | None = None
+    on_inconclusive: Literal["pass", "fail"] = Field(
+        default="pass", description="--on-inconclusive: what a pair left undecided makes"
+    )
