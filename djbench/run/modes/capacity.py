@@ -1,11 +1,13 @@
-"""``runbench --capacity``: for every pair, the highest offered rate served within a p99
-target (djbench.results.capacity_stats), each server started once for all its scenarios.
+"""``runbench --capacity``: for every pair, the offered rate at which its steady-state p99
+reaches the target, with an interval (djbench.results.capacity_stats, capacity_fit).
 
-Every step is a steady-state open-loop window of the builtin driver (the only open-loop
-driver here) through `run_trial`, so it is sampled, pinned and judged like any trial;
-its connections are 2 x rate x SLO at least, so the load stays open. The confirmation
-windows at the found rate become the pair's trials (its usual figures are then those
-at capacity). The whole command has a wall-time budget: no window starts past it.
+Every window is an open-loop window of the builtin driver (the only open-loop driver
+here) through `run_trial`, so it is sampled, pinned and judged like any trial; its
+connections are 2 x rate x SLO at least, so the load stays open. The first pass over the
+deployments brackets each pair and runs a staircase of steady windows; each further pass
+(capacity_stats.REPEATS in all) restarts every server and runs one more staircase, so
+servers interleave. The steady windows that met the target become the pair's trials.
+The whole command has a wall-time budget: no window starts past it.
 """
 
 from __future__ import annotations
@@ -166,8 +168,11 @@ class CapacityMode(PerPairMode):
                 "out --driver)"
             )
 
+    def ticks(self, opts: RunOptions, plan: Plan, selection: Selection) -> int:
+        return capacity_stats.REPEATS * len(plan.deployments) * len(plan.scenarios)
+
     def each_pair(self, opts: RunOptions, plan: Plan) -> str:
-        return "a search per pair"
+        return f"a search and {capacity_stats.REPEATS} steady staircases per pair"
 
     def budget_line(self, opts: RunOptions) -> str:
         slo = plan_of(opts).slo_p99
