@@ -33,7 +33,7 @@ def limited(one_pass: None) -> Iterator[SlowServer]:
 def window(port: int, rate: float, phase: capacity_stats.Phase) -> CapacityStep:
     """One open-loop window of the builtin driver, judged as runbench judges a step."""
     connections = capacity_stats.connections_for(rate, SLO_MS)
-    result = builtin_load(port, connections, 1.0, rate=rate, warmup=0.4, timeout=1.5)
+    result = builtin_load(port, connections, 0.8, rate=rate, warmup=0.3, timeout=1.5)
     errors = sum(result.errors.values())
     due = result.requests + errors
     achieved = result.requests / result.duration_s
@@ -44,7 +44,7 @@ def window(port: int, rate: float, phase: capacity_stats.Phase) -> CapacityStep:
     )
     return CapacityStep(
         phase=phase, offered=rate, achieved=achieved, connections=connections,
-        passed=outcome.passed, why=outcome.why, p99_ms=p99, window_s=1.0,
+        passed=outcome.passed, why=outcome.why, p99_ms=p99, window_s=0.8,
     )  # fmt: skip
 
 
@@ -76,10 +76,10 @@ def test_two_identical_known_servers_get_intervals_around_their_capacity_and_tie
         assert one.rps is not None and one.interval is not None, capacity_text(one)
         low, high = one.interval
         # Sleeping takes a little longer than asked (the real capacity a few percent under
-        # 100 req/s) and a 1 s window hides a queue a few percent over it.
+        # 100 req/s) and a 0.8 s window hides a queue a few percent over it.
         assert low is not None and high is not None and low <= 1.08 * KNOWN, capacity_text(one)
         assert high >= 0.9 * KNOWN, capacity_text(one)
-        assert one.repeats == 2 and one.confirm_trials == 2 * capacity_stats.STEADY_WINDOWS
+        assert one.repeats == 2 and one.confirm_trials >= 2 * capacity_stats.STEADY_WINDOWS
         assert "plan on the low end" in capacity_text(one)
     assert capacity_stats.tied(found[0], found[1])
     assert not window(limited.port, 1.2 * KNOWN, "steady").passed
@@ -153,7 +153,7 @@ def test_a_window_whose_latency_climbs_fails_as_rising() -> None:
     assert "a queue growing" in CAPACITY_WHY["rising"]
 
 
-def test_the_simulated_queue_holds_the_stated_coverage_and_ties() -> None:
+def test_the_simulated_queue_holds_the_stated_coverage_and_ties(one_pass: None) -> None:
     """loadtests/capacity_sim.py with a fixed seed and a small count: the interval covers
     the true capacity and identical servers tie about as the harness's 300 runs say
     (96% and 96%), within a 40-run sample's error."""

@@ -110,7 +110,7 @@ def smoothed_pools() -> list[list[float]]:
     ]
 
 
-def test_false_alarms_on_recorded_aa_series_stay_under_alpha() -> None:
+def test_false_alarms_on_recorded_aa_series_stay_under_alpha(one_pass: None) -> None:
     # Smoothed (a Gaussian kernel on each value): resampling 15 values with replacement
     # makes ties that shrink the t test's sd, 6.1% false alarms at one fixed look of 15
     # rounds and 5.6-5.9% with the exact sequential looks (2000 runs): the looks add
@@ -124,7 +124,7 @@ def test_false_alarms_on_recorded_aa_series_stay_under_alpha() -> None:
     assert naive["false_alarm"] >= spent["false_alarm"]
 
 
-def test_a_15_percent_regression_on_the_noisy_recording_is_often_found() -> None:
+def test_a_15_percent_regression_on_the_noisy_recording_is_often_found(one_pass: None) -> None:
     # The noisiest recording here (2026-11-30, per-round sd 0.15-0.25) in the 15 rounds
     # a 15-minute budget buys: each changed pair flagged in 39% of runs since the error
     # is widened by an upper bound of the rounds' correlation (rounds.pooled_bound; it
@@ -178,7 +178,9 @@ def test_judge_takes_a_threshold_per_pair() -> None:
     assert (wide.verdict, tight.verdict) == ("equivalent", "worse")
 
 
-def test_every_decision_path_keeps_its_false_alarms_on_independent_and_correlated_rounds() -> None:
+def test_every_decision_path_keeps_its_false_alarms_on_independent_and_correlated_rounds(
+    one_pass: None,
+) -> None:
     # loadtests/harness.py with a fixed seed and small counts: the budget's looks and the
     # ties' family were the paths that called identical deployments apart (18-21% and 25%),
     # and at a lag-1 correlation of 0.3 the paths without the autocorrelation bound 6-12%.
