@@ -150,7 +150,7 @@ def best_by_throughput(
     family = len(eligible)
     found = ties_with(eligible[0], eligible[1:], level, family)
     winners = [eligible[0]] + [p for p, t in zip(eligible[1:], found, strict=True) if t]
-    # A leader the paired test separates from every other pair is named however much its
+    # A leader the test separates from every other pair is named however much its
     # trials vary (the test's interval already holds that spread, and what the rounds
     # share cancels in it); only a lead shared with others is blocked by an unstable one.
     blocked = [p for p in winners if p.warning(UNSTABLE) is not None] if len(winners) > 1 else []

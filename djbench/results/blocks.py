@@ -10,13 +10,14 @@ ratios of x8 included.
 
 The block design estimates one residual variance from every deployment's log req/s after
 taking out each deployment's mean and each round's (the additive two-way model, Fisher's
-RCBD): (k - 1)(n - 1) degrees of freedom, 24 for 13 deployments over 3 rounds (critical
-value about 4). It assumes the deployments' residual spread is alike on the log scale
-(their trials' CVs are 3-15% here); Bartlett's test on the residuals checks it, and when
-it rejects (p < HETERO_P) each comparison keeps its own paired estimate. The variance
-comes from the rounds every deployment ran; each comparison's mean from every round its
-two sides share (a race adds rounds to the leader and the open pairs only). The paired
-estimates' autocorrelation bound (decide.pooled_widening) still widens each error.
+RCBD): (k - 1)(n - 1) degrees of freedom, 24 for 13 deployments over 3 rounds, about 7
+after the short series' correlation bound (critical value about 6, against 39). It
+assumes the deployments' residual spread is alike on the log scale (their trials' CVs
+are 3-15% here); Bartlett's test on the residuals checks it, and when it rejects (p <
+HETERO_P) each comparison keeps its own paired estimate. The variance comes from the
+rounds every deployment ran; each comparison's mean from every round its two sides share
+(a race adds rounds to the leader and the open pairs only). The paired estimates'
+autocorrelation bound (decide.pooled_widening) still widens each error.
 """
 
 from __future__ import annotations
