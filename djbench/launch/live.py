@@ -207,7 +207,7 @@ def deploy(
         # --protocol h2 direct: the server's own TLS, checked against the run's CA.
         scheme, cafile = ("https", own_tls.ca) if own_tls else ("http", None)
         ready = f"{scheme}://{url_host(config.host)}:{server_port}{health_path}"
-        startup = server.wait_ready(ready, cafile=cafile)
+        startup = server.wait_ready(ready, cafile=cafile, headers=dict(project.ready_headers))
         if not direct:
             # Made here, filled in and started by start_proxy: stopped below even when
             # start_proxy fails after starting it.
@@ -307,7 +307,11 @@ def start_proxy(
     tls = deployment.proxy in TLS_PROXIES
     scheme, cafile = ("https", tls_root(state)) if tls else ("http", None)
     proxy.start()
-    proxy.wait_ready(f"{scheme}://{url_host(front)}:{client_port}{health_path}", cafile=cafile)
+    proxy.wait_ready(
+        f"{scheme}://{url_host(front)}:{client_port}{health_path}",
+        cafile=cafile,
+        headers=dict(project.ready_headers),
+    )
     return scheme, cafile
 
 

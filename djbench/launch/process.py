@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from pathlib import Path
 import psutil
 
 from djbench.exceptions import DIRECTORY_VARIABLE
+from djbench.launch import deaths
 from djbench.plan.options import redact
 from djbench.results.model import Command
 
@@ -165,6 +167,9 @@ class ProcessTree:
     record_dir: Path | None = None
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     _known: dict[int, psutil.Process] = field(default_factory=dict)
+    # Who may have ended it: the signals djbench sent it, the cgroup's OOM kills at start.
+    sent: list[int] = field(default_factory=list)
+    oom_before: int | None = None
 
     @property
     def pid(self) -> int:
@@ -187,6 +192,7 @@ class ProcessTree:
             except OSError as exc:
                 raise ServerError(f"{self.name} could not be started: {exc.strerror}") from None
         self.started_at = time.monotonic()
+        self.oom_before = deaths.oom_kills()
         _REGISTRY[self.pid] = self
         self.processes()
         self._write_record()
@@ -235,6 +241,13 @@ class ProcessTree:
         """The leader's exit code, or None while it runs."""
         return None if self.popen is None else self.popen.poll()
 
+    def ended(self) -> str:
+        """How the leader ended, and who sent the signal as far as can be known."""
+        code = self.exited()
+        if code is None:
+            return "still running"
+        return deaths.cause(code, self.pid, self.sent, self.oom_before)
+
     def processes(self) -> list[psutil.Process]:
         """The live processes of the tree (re-listed now; remembered for stop())."""
         if self.popen is None:
@@ -264,34 +277,39 @@ class ProcessTree:
         return "\n".join(text.rstrip().splitlines()[-lines:])
 
     def wait_ready(
-        self, url: str, timeout: float = READY_TIMEOUT, cafile: Path | None = None
+        self,
+        url: str,
+        timeout: float = READY_TIMEOUT,
+        cafile: Path | None = None,
+        headers: dict[str, str] | None = None,
     ) -> float:
         """Poll url until it answers 200; return the seconds it took since start. An
-        https url is checked against `cafile` (a TLS proxy's own CA), once it exists."""
+        https url is checked against `cafile` (a TLS proxy's own CA), once it exists.
+        Redirects are not followed (a redirect to HTTPS is said as such), and a 400
+        that lasts BAD_REQUEST_S ends the wait at once: Django answers it to a Host
+        its ALLOWED_HOSTS does not list, which no waiting mends."""
         deadline = time.monotonic() + timeout
-        last = "no answer"
+        last, first_400 = "no answer", None
+        opener = urllib.request.build_opener(_NoRedirect)
         while time.monotonic() < deadline:
             code = self.exited()
             if code is not None:
                 raise ServerError(
-                    f"{self.name} exited with code {code} before it was ready; "
+                    f"{self.name} ended ({self.ended()}) before it was ready; "
                     f"last lines of {self.log_path}:\n{self.log_tail()}"
                 )
             self.processes()
-            try:
-                context = None
-                if cafile is not None:
-                    if not cafile.exists():
-                        raise OSError(f"no certificate yet at {cafile}")
-                    context = ssl.create_default_context(cafile=str(cafile))
-                with urllib.request.urlopen(url, timeout=2, context=context) as response:
-                    if response.status == 200:
-                        return time.monotonic() - self.started_at
-                    last = f"HTTP {response.status}"
-            except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code}"
-            except (urllib.error.URLError, OSError) as exc:
-                last = str(getattr(exc, "reason", exc))
+            status, last = _poll(opener, url, cafile, headers or {})
+            if status == 200:
+                return time.monotonic() - self.started_at
+            first_400 = (first_400 or time.monotonic()) if status == 400 else None
+            if first_400 is not None and time.monotonic() - first_400 > BAD_REQUEST_S:
+                host = urllib.parse.urlsplit(url).hostname
+                raise ServerError(
+                    f"{self.name} answers {url} with HTTP 400 (Bad Request): Django's answer "
+                    f"to a Host header its ALLOWED_HOSTS does not list; add {host!r} to "
+                    "ALLOWED_HOSTS in the settings you benchmark with"
+                )
             time.sleep(0.1)
         raise ServerError(
             f"{self.name} was not ready after {timeout:.0f}s ({last}); "
@@ -309,6 +327,7 @@ class ProcessTree:
             timeout = 0.0
         procs = self.processes()
         if self.exited() is None:
+            self.sent.append(self.stop_signal)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, self.stop_signal)
         elif procs:
@@ -320,6 +339,7 @@ class ProcessTree:
         while alive and time.monotonic() < deadline and not _FORCE.is_set():
             _gone, alive = psutil.wait_procs(alive, timeout=0.1)
         if alive:
+            self.sent.append(signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
             for proc in alive:
@@ -335,6 +355,38 @@ class ProcessTree:
 
     def survivors(self) -> list[psutil.Process]:
         return [p for p in self._known.values() if _alive(p)]
+
+
+BAD_REQUEST_S = 2.0
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None  # the 3xx comes back as an HTTPError: said, not followed
+
+
+def _poll(
+    opener: urllib.request.OpenerDirector,
+    url: str,
+    cafile: Path | None,
+    headers: dict[str, str],
+) -> tuple[int, str]:
+    """One readiness request: (status or 0, what it said)."""
+    try:
+        if cafile is not None and not cafile.exists():
+            return 0, f"no certificate yet at {cafile}"
+        context = ssl.create_default_context(cafile=str(cafile)) if cafile else None
+        handlers = [urllib.request.HTTPSHandler(context=context)] if context else []
+        if handlers:
+            opener = urllib.request.build_opener(_NoRedirect, *handlers)
+        request = urllib.request.Request(url, headers=headers)
+        with opener.open(request, timeout=2) as response:
+            return response.status, f"HTTP {response.status}"
+    except urllib.error.HTTPError as exc:
+        where = exc.headers.get("Location", "") if exc.headers else ""
+        return exc.code, f"HTTP {exc.code}" + (f" to {where}" if where else "")
+    except (urllib.error.URLError, OSError) as exc:
+        return 0, str(getattr(exc, "reason", exc))
 
 
 def _alive(proc: psutil.Process) -> bool:

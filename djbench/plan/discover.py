@@ -1,12 +1,19 @@
-"""benchinit's logic: a scenario file drawn from a project's URLconf, each page probed once.
+"""benchinit's search: the pages of a project, each probed in this process.
 
-Every route that takes no argument is a candidate; a route with arguments is one when
-they can be filled: from ``--sample-values name=value``, or from the database when the
-view is a class-based view with a model (the first row, by primary key). Each candidate
-is requested once in this process (Django's test client, against the project's own
-database: GET only) and what it answered fills ``expect``: status, media type, a body
-marker, JSON keys, and the SQL queries it made (counted the way the verify gate counts
-them, when the project has djbench's query-count middleware).
+Pages come from three places, in this order:
+
+1. **The URLconf.** Every route that takes no argument is a candidate; a route with
+   arguments is one when they can be filled: from ``--sample-values name=value``, or
+   from the database when the view is a class-based view with a model (the first row,
+   by primary key).
+2. **The sitemap** (``/sitemap.xml``, indexes followed, those robots.txt names) and
+3. **the links from the home page** (a bounded crawl): the pages a CMS serves from one
+   catch-all route (djbench.plan.sitepages).
+
+Each candidate is requested in this process (Django's test client, against the
+project's own database, GET only, as over HTTPS when the settings trust a proxy's
+header: djbench.plan.inprocess), warmed once and then requested a few times: what it
+answered fills ``expect``. djbench.plan.drafts turns the answers into scenarios.
 
 The URL walk is written here by hand (Django's admindocs has one, but importing it
 pulls in the admin); it reads the public ``pattern`` / ``url_patterns`` attributes.
@@ -14,11 +21,8 @@ pulls in the admin); it reads the public ``pattern`` / ``url_patterns`` attribut
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
 import re
-import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +30,12 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 
-from djbench import querycount
+from djbench.plan import inprocess, sitepages
+from djbench.plan.inprocess import Answered
 
-HEALTH_WORDS = ("healthz", "health", "ping", "status", "ready", "live")
 _CONVERTER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
+SOURCES = ("urlconf", "linked", "sitemap")  # where a page was found
+SAMPLES = 5  # pages of one kind a scenario cycles over
 
 
 @dataclass
@@ -48,17 +54,39 @@ class Route:
 class Probe:
     """One candidate page and what it answered (or why it was skipped)."""
 
-    route: Route
+    route: Route | None  # None: a page of the site's own (sitemap, links) off the URLconf
     path: str = ""
+    source: str = "urlconf"
     skipped: str = ""  # why it is not a scenario
-    status: int = 0
-    content_type: str = ""
-    queries: int | None = None
-    seconds: float = 0.0
-    body: bytes = b""
-    user: str | None = None
-    location: str = ""  # where a redirect pointed
+    answer: Answered | None = None
     scenario: dict[str, Any] = field(default_factory=dict)
+    samples: list[Answered] = field(default_factory=list)  # a group's pages (paths cycled)
+
+    @property
+    def where(self) -> str:
+        return self.path or (self.route.template if self.route else "?")
+
+    @property
+    def user(self) -> str | None:
+        return self.answer.user if self.answer else None
+
+
+@dataclass
+class Discovery:
+    kept: list[Probe]
+    skipped: list[Probe]
+    site: sitepages.Found
+
+    def reasons(self, n: int = 5) -> list[tuple[str, int]]:
+        """The commonest reasons pages were skipped, with counts."""
+        return Counter(kind(p.skipped) for p in self.skipped).most_common(n)
+
+
+def kind(reason: str) -> str:
+    """A skip reason without its particulars (which page, which value), for counting."""
+    reason = re.sub(r"https://\S+", "https://...", reason)
+    reason = re.sub(r"--sample-values \w+=\.\.\.", "--sample-values NAME=...", reason)
+    return re.sub(r"^needs [\w, ]+:", "needs values:", reason)
 
 
 def _regex_template(regex: str) -> str | None:
@@ -93,9 +121,13 @@ def routes(patterns: list[Any] | None = None, prefix: str = "", namespace: str =
         elif isinstance(entry, URLPattern):
             name = f"{namespace}:{entry.name}" if namespace and entry.name else entry.name or ""
             template = "/" + (prefix + piece).lstrip("/")
-            admin = namespace.split(":")[0] == "admin" or template.startswith("/admin/")
+            admin = namespace.split(":")[0] in ADMIN_NAMESPACES or template.startswith("/admin/")
             found.append(Route(template=template, view=entry.callback, name=name, admin=admin))
     return found
+
+
+# Namespaces of admin sites (Django's, Wagtail's): not the pages a visitor reads.
+ADMIN_NAMESPACES = ("admin", "wagtailadmin")
 
 
 def _model_of(view: Any) -> Any:
@@ -140,53 +172,26 @@ def _login_url() -> str:
     return str(resolve_url(settings.LOGIN_URL))
 
 
-def probe(route: Route, path: str, user: str | None, count_queries: bool) -> Probe:
-    """Request `path` once in-process; what came back."""
-    from django.test import Client
-
-    client = Client(raise_request_exception=False, HTTP_HOST="127.0.0.1")
-    # Django logs every 4xx/5xx on django.request; benchinit reports them itself.
-    logger = logging.getLogger("django.request")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        return _probe(client, route, path, user, count_queries)
-    finally:
-        logger.setLevel(level)
-
-
-def _probe(client: Any, route: Route, path: str, user: str | None, count_queries: bool) -> Probe:
-    found = Probe(route=route, path=path)
-    for as_user in (None, user) if user else (None,):
-        if as_user is not None:
-            from django.contrib.auth import get_user_model
-
-            model = get_user_model()
-            client.force_login(model._default_manager.get_by_natural_key(as_user))
-        cell = querycount.start() if count_queries else None
-        started = time.perf_counter()
-        try:
-            response = client.get(path)
-        finally:
-            querycount.stop()
-        found.seconds = time.perf_counter() - started
-        found.status = response.status_code
-        found.content_type = response.get("Content-Type", "")
-        found.queries = cell[0] if cell is not None else None
-        found.body = b"" if getattr(response, "streaming", False) else response.content
-        found.user = as_user
-        found.location = response.get("Location", "")
-        if not found.location.startswith(_login_url()):
-            break
+def probe(path: str, user: str | None, count_queries: bool, steady: bool = True) -> Answered:
+    """`path` as a visitor gets it; again as `user` when it redirects to the login page.
+    Not `steady`: one request (what serves it), its steady figures left for later."""
+    times = inprocess.STEADY_PROBES if steady else 0
+    found = inprocess.answered(inprocess.client(), path, count_queries, times)
+    if user and found.location.startswith(_login_url()):
+        found = inprocess.answered(inprocess.client(user), path, count_queries, times)
+        found.user = user
     return found
 
 
-def _why_not(found: Probe, user: str | None) -> str:
+def why_not(found: Answered, user: str | None) -> str:
+    """Why a page that answered is not a scenario ("" when it is one)."""
     if found.status in (301, 302, 303, 307, 308):
         if found.location.startswith(_login_url()):
             if user:
                 return f"still redirects to the login page when logged in as {user!r}"
             return f"login required (redirects to {_login_url()}): give a user with --user NAME"
+        if found.location.startswith("https://") and (problem := inprocess.https_problem()):
+            return f"redirects to https://... ({problem})"
         return f"redirects to {found.location} (load its target instead)"
     if found.status == 405:
         return "does not answer GET (POST-only?): add it by hand with a body"
@@ -199,129 +204,116 @@ def _why_not(found: Probe, user: str | None) -> str:
     return ""
 
 
-def _marker(body: str) -> str | None:
-    title = re.search(r"<title>([^<]{1,80})</title>", body, flags=re.IGNORECASE)
-    return f"<title>{title.group(1)}</title>" if title else None
+def _admin_prefixes(every: list[Route]) -> tuple[str, ...]:
+    """Where the admin sites live ("/admin/", "/django-admin/"): not crawled."""
+    heads = {r.template.split("<")[0] for r in every if r.admin}
+    return tuple(sorted(h for h in heads if h.count("/") == 2)) or ("/admin/",)
 
 
-def _name(route: Route, path: str, taken: set[str]) -> str:
-    base = route.name.replace(":", "-") if route.name else path.strip("/").replace("/", "-")
-    base = re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-") or "home"
-    name, n = base, 2
-    while name in taken:
-        name, n = f"{base}-{n}", n + 1
-    taken.add(name)
-    return name
-
-
-def _is_async(view: Any) -> bool:
-    view_class = getattr(view, "view_class", None)
-    if view_class is not None:
-        return bool(getattr(view_class, "view_is_async", False))
-    return asyncio.iscoroutinefunction(view)
-
-
-def scenario_for(found: Probe, name: str) -> dict[str, Any]:
-    media = found.content_type.split(";")[0].strip()
-    expect: dict[str, Any] = {"status": found.status}
-    if media:
-        expect["content_type"] = media
-    text = found.body.decode("utf-8", errors="replace")
-    if media == "application/json":
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            expect["json"] = "object"
-            expect["keys"] = sorted(data)[:10]
-        elif isinstance(data, list):
-            expect["json"] = "list"
-    else:
-        marker = _marker(text)
-        if marker:
-            expect["contains"] = [marker]
-    if found.queries is not None:
-        expect["queries"] = found.queries
-    variant = "async" if _is_async(found.route.view) else "sync"
-    scenario: dict[str, Any] = {
-        "name": name,
-        "description": f"GET {found.path} (found by benchinit from {found.route.template})",
-        "path": found.path,
-        "variant": variant,
-        "workload": (
-            f"{variant}-orm" if found.queries else "trivial" if found.queries == 0 else "sync-orm"
-        ),
-    }
-    if found.user:
-        scenario["user"] = found.user
-    scenario["expect"] = expect
-    return scenario
-
-
-def health_of(probes: list[Probe]) -> Probe | None:
-    """A page answering 200 without queries, preferring a health-like name; else the
-    cheapest page (fewest queries, then fastest)."""
-    ok = [p for p in probes if not p.skipped and p.user is None]
-    if not ok:
-        return None
-    quiet = [p for p in ok if p.queries == 0]
-    for word in HEALTH_WORDS:
-        for p in quiet or ok:
-            if word in p.path.lower() or word in p.route.name.lower():
-                return p
-    return min(ok, key=lambda p: (p.queries if p.queries is not None else 99, p.seconds))
-
-
-def discover(
-    samples: dict[str, str], user: str | None, include_admin: bool = False
-) -> tuple[list[Probe], list[Probe]]:
-    """(probes that became scenarios, probes that were skipped with why)."""
-    count = "djbench.middleware.QueryCountMiddleware" in settings.MIDDLEWARE
-    kept: list[Probe] = []
-    skipped: list[Probe] = []
-    taken: set[str] = set()
-    seen_paths: set[str] = set()
-    for route in routes():
+def _from_urlconf(
+    every: list[Route], samples: dict[str, str], user: str | None, include_admin: bool, count: bool
+) -> list[Probe]:
+    probes: list[Probe] = []
+    seen: set[str] = set()
+    for route in every:
         if route.admin and not include_admin:
-            skipped.append(Probe(route=route, skipped="the admin site (not your pages)"))
+            probes.append(Probe(route=route, skipped="the admin site (not your pages)"))
             continue
         path, why = fill(route, samples)
         if path is None:
-            skipped.append(Probe(route=route, skipped=why))
+            probes.append(Probe(route=route, skipped=why))
             continue
-        if path in seen_paths:
+        if path in seen:
             continue
-        seen_paths.add(path)
-        found = probe(route, path, user, count)
-        found.skipped = _why_not(found, user)
-        if found.skipped:
-            skipped.append(found)
-            continue
-        found.scenario = scenario_for(found, _name(route, path, taken))
-        kept.append(found)
-    return kept, skipped
+        seen.add(path)
+        answer = probe(path, user, count)
+        probes.append(Probe(route=route, path=path, answer=answer, skipped=why_not(answer, user)))
+    return probes
 
 
-def document(kept: list[Probe], health: Probe | None) -> dict[str, Any]:
-    names = [p.scenario["name"] for p in kept]
-    first = [health.scenario["name"]] if health else names[:1]
-    return {
-        "version": 1,
-        "health_path": health.path if health else "/",
-        "profiles": {
-            "default": list(dict.fromkeys(first + names))[:6],
-            "quick": list(dict.fromkeys(first + names))[:2],
-        },
-        "scenario": [p.scenario for p in kept],
-    }
+def _from_site(site: sitepages.Found, seen: set[str], user: str | None, count: bool) -> list[Probe]:
+    """The site's own pages not in the URLconf walk, linked ones first."""
+    probes: list[Probe] = []
+    for source, paths in (("linked", site.linked), ("sitemap", site.sitemap)):
+        for path in paths:
+            if path in seen:
+                continue
+            seen.add(path)
+            answer = probe(path, user, count, steady=False)
+            skipped = why_not(answer, user)
+            probes.append(
+                Probe(route=None, path=path, source=source, answer=answer, skipped=skipped)
+            )
+    return probes
 
 
-HEADER = """\
-# djbench scenarios for this project, written by `manage.py benchinit` from the URLconf.
-# Each [[scenario]] is one request a load driver repeats; `expect` is what the page
-# answered when benchinit probed it once in-process, and what the verify gate checks
-# against every live server before anything is timed. Edit freely: add pages that take
-# a body (POST), headers/cookies, `user = "name"` for pages behind login, `csrf = true`,
-# or `paths = [...]` to cycle over several ids. Format: djbench's README.
-"""
+def discover(
+    samples: dict[str, str],
+    user: str | None,
+    include_admin: bool = False,
+    crawl_pages: int = sitepages.CRAWL_PAGES,
+) -> Discovery:
+    """Every candidate page probed: (kept, skipped, what the site's own search saw)."""
+    count = "djbench.middleware.QueryCountMiddleware" in settings.MIDDLEWARE
+    every = routes()
+    admin = _admin_prefixes(every)
+    with inprocess.instrumented():
+        probes = _from_urlconf(every, samples, user, include_admin, count)
+        seen = {p.path for p in probes if p.path}
+        site = sitepages.site_pages(
+            inprocess.client(), lambda p: p.startswith(admin) and not include_admin, crawl_pages
+        )
+        probes += _from_site(site, seen, user, count)
+        kept = group([p for p in probes if not p.skipped])
+        for p in kept:  # the samples kept are probed again, warmed: steady counts
+            p.samples = [
+                s if p.source == "urlconf" and i == 0 else probe(s.path, user, count)
+                for i, s in enumerate(p.samples)
+            ]
+            p.answer = p.samples[0]
+            if p.source != "urlconf":
+                p.route = _route_of(p.path, every)
+    return Discovery(
+        kept=kept,
+        skipped=[p for p in probes if p.skipped],
+        site=site,
+    )
+
+
+def group_key(answer: Answered) -> tuple[str, str]:
+    """What serves a page: its view and the template it rendered first (else media)."""
+    media = answer.content_type.split(";")[0].strip()
+    return answer.view, answer.templates[0] if answer.templates else media
+
+
+def group(kept: list[Probe]) -> list[Probe]:
+    """URLconf probes as they are; the site's pages merged by group_key into the first
+    probe of their kind (a URLconf one when there is one), at most SAMPLES each."""
+    heads: dict[tuple[str, str], Probe] = {}
+    out: list[Probe] = []
+    for p in kept:
+        assert p.answer is not None
+        key = group_key(p.answer)
+        p.samples = [p.answer]
+        if p.source == "urlconf":
+            heads.setdefault(key, p)
+            out.append(p)
+        elif key in heads:
+            if len(heads[key].samples) < SAMPLES:
+                heads[key].samples.append(p.answer)
+        else:
+            heads[key] = p
+            out.append(p)
+    return out
+
+
+def _route_of(path: str, every: list[Route]) -> Route | None:
+    """The URLconf route that serves a page found on the site (its catch-all for a CMS)."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        match = resolve(path.split("?")[0])
+    except Resolver404:
+        return None
+    func = match.func
+    return next((r for r in every if r.view is func), None)

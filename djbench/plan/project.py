@@ -46,6 +46,9 @@ class Project:
     # variables each cell's runbench is started with ({cell_dir} filled in).
     requirements: tuple[str, ...] = ()
     matrix_cell_env: tuple[tuple[str, str], ...] = ()
+    # What the readiness probe sends besides the path: the header the settings trust to
+    # say a request came over HTTPS, when they redirect plain HTTP (SECURE_SSL_REDIRECT).
+    ready_headers: tuple[tuple[str, str], ...] = ()
 
     def config_file(self, name: str) -> Path:
         """The project's own deploy/<name> when it has one, else djbench's default."""
@@ -113,7 +116,14 @@ def current() -> Project:
         setup_commands=tuple(tuple(c) for c in conf.get("SETUP_COMMANDS", [])),
         requirements=requirements(conf, directory),
         matrix_cell_env=tuple((str(k), str(v)) for k, v in conf.get("MATRIX_CELL_ENV", {}).items()),
+        ready_headers=ready_headers(),
     )
+
+
+def ready_headers() -> tuple[tuple[str, str], ...]:
+    from djbench.plan.inprocess import https_headers, redirects_to_https
+
+    return tuple(https_headers().items()) if redirects_to_https() else ()
 
 
 def requirements(conf: dict[str, Any], directory: Path) -> tuple[str, ...]:

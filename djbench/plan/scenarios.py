@@ -38,7 +38,14 @@ class Expect:
     length: int | None = None  # for a list
     contains: tuple[str, ...] = ()
     not_contains: tuple[str, ...] = ()
-    queries: int | None = None
+    queries: int | None = None  # pinned: another count fails the gate
+    # The steady count's range (benchinit writes it): a count outside is a warning.
+    queries_range: tuple[int, int] | None = None
+
+    @property
+    def queries_high(self) -> int | None:
+        """The most queries the scenario is declared to make (pinned or the range's top)."""
+        return self.queries_range[1] if self.queries_range else self.queries
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,8 @@ class Scenario:
         """
         data = asdict(self)
         data.pop("thresholds")
+        if data["expect"]["queries_range"] is None:
+            data["expect"].pop("queries_range")
         for request in [data["request"], *(c["request"] for c in data["checks"])]:
             request.pop("session_headers")
             for key in ("headers", "paths"):
@@ -140,6 +149,9 @@ class ScenarioFile:
     scenarios: tuple[Scenario, ...] = field(default_factory=tuple)
     # Scenario names each runbench profile loads by default ("default", "quick").
     profiles: dict[str, list[str]] = field(default_factory=dict)
+    # Headers every request of the file carries (a scenario's own win), the readiness
+    # probe's too: e.g. the header the settings trust to say a request came over HTTPS.
+    headers: tuple[tuple[str, str], ...] = ()
 
     def names(self) -> list[str]:
         return [s.name for s in self.scenarios]
@@ -169,7 +181,10 @@ class _ExpectRaw(_Strict):
     length: int | None = None
     contains: list[str] = []
     not_contains: list[str] = []
-    queries: int | None = None
+    # A count (pinned), or [low, high]: the steady range benchinit measured.
+    queries: (
+        int | Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)] | None
+    ) = None
 
 
 class _RequestRaw(_Strict):
@@ -219,6 +234,7 @@ class _FileRaw(_Strict):
     version: Literal[1]
     health_path: str = Field(default="/", pattern=r"^/")
     profiles: dict[str, list[str]] = {}
+    headers: dict[str, str] = {}  # every request's, unless a scenario says its own
     thresholds: _ThresholdsRaw = _ThresholdsRaw()  # every scenario's, unless it says its own
     scenario: list[_ScenarioRaw] = Field(min_length=1)
 
@@ -258,12 +274,16 @@ def _problem(error: Any, raw: dict[str, Any]) -> str:
     return f"{_where(loc, raw)}: {message}"
 
 
-def _request(raw: _RequestRaw) -> Request:
+def _request(raw: _RequestRaw, common: dict[str, str] | None = None) -> Request:
+    """A request of the file, the file-wide `headers` under its own (names compared
+    without case)."""
     body = raw.body
     if body is not None and not isinstance(body, str):
         body = json.dumps(body, separators=(",", ":"))
     content_type = raw.content_type or ("application/json" if body is not None else None)
-    headers = list(raw.headers.items())
+    own = {k.lower() for k in raw.headers}
+    headers = [(k, v) for k, v in (common or {}).items() if k.lower() not in own]
+    headers += list(raw.headers.items())
     if raw.cookies:
         headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in raw.cookies.items())))
     paths = tuple(dict.fromkeys([raw.path, *raw.paths])) if raw.paths else ()
@@ -278,6 +298,11 @@ def _request(raw: _RequestRaw) -> Request:
 
 
 def _expect(raw: _ExpectRaw) -> Expect:
+    pinned = raw.queries if isinstance(raw.queries, int) else None
+    span = None
+    if isinstance(raw.queries, list):
+        low, high = sorted(raw.queries)
+        span = (low, high)
     return Expect(
         status=raw.status,
         content_type=raw.content_type,
@@ -286,7 +311,8 @@ def _expect(raw: _ExpectRaw) -> Expect:
         length=raw.length,
         contains=tuple(raw.contains),
         not_contains=tuple(raw.not_contains),
-        queries=raw.queries,
+        queries=pinned,
+        queries_range=span,
     )
 
 
@@ -296,11 +322,13 @@ def _thresholds(default: _ThresholdsRaw, own: _ThresholdsRaw) -> Thresholds:
     return Thresholds(**given)
 
 
-def _scenario(raw: _ScenarioRaw, default: _ThresholdsRaw) -> Scenario:
+def _scenario(
+    raw: _ScenarioRaw, default: _ThresholdsRaw, common: dict[str, str] | None = None
+) -> Scenario:
     checks = tuple(
         Check(
             label=c.label or f"check {i + 1}",
-            request=_request(c),
+            request=_request(c, common),
             expect=_expect(c.expect),
         )
         for i, c in enumerate(raw.checks)
@@ -311,7 +339,7 @@ def _scenario(raw: _ScenarioRaw, default: _ThresholdsRaw) -> Scenario:
         endpoint=raw.endpoint or raw.name,
         variant=raw.variant,
         kind=raw.kind,
-        request=_request(raw),
+        request=_request(raw, common),
         expect=_expect(raw.expect),
         description=raw.description,
         interfaces=tuple(interfaces),
@@ -334,7 +362,8 @@ def _infer_workload(raw: _ScenarioRaw) -> str:
     text = f"{raw.name} {raw.path}".lower()
     if "sleep" in text:
         return f"{variant}-io"
-    if raw.expect.queries:
+    queries = raw.expect.queries
+    if queries if isinstance(queries, int) or queries is None else max(queries):
         return f"{variant}-orm"
     return "trivial"
 
@@ -357,7 +386,7 @@ def load(path: Path) -> ScenarioFile:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ScenarioError(f"{path}: {_problem(errors[0], data)}{more}") from None
-    scenarios = tuple(_scenario(r, raw.thresholds) for r in raw.scenario)
+    scenarios = tuple(_scenario(r, raw.thresholds, raw.headers) for r in raw.scenario)
     names = [s.name for s in scenarios]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -367,5 +396,9 @@ def load(path: Path) -> ScenarioFile:
         if unknown:
             raise ScenarioError(f"{path}: profiles.{profile} names unknown {', '.join(unknown)}")
     return ScenarioFile(
-        path=path, health_path=raw.health_path, scenarios=scenarios, profiles=dict(raw.profiles)
+        path=path,
+        health_path=raw.health_path,
+        scenarios=scenarios,
+        profiles=dict(raw.profiles),
+        headers=tuple(raw.headers.items()),
     )

@@ -101,6 +101,19 @@ def print_matrix(console: Console, document: RunDocument) -> None:
         style = "yellow" if status == "incompatible" else "red"
         console.print(f"[{style}]{status}[/]: {escape(reason)}")
         console.print(f"    {escape(_summarise(pairs))}")
+    print_gate_warnings(console, document)
+
+
+def print_gate_warnings(console: Console, document: RunDocument) -> None:
+    """What the gate passed with something to say (a query count outside its steady
+    range), a line per kind of warning with the pairs that gave it."""
+    said: dict[str, list[str]] = defaultdict(list)
+    for entry in document.results:
+        for notice in entry.verify.warnings if entry.verify else []:
+            said[say(notice)].append(f"{entry.label}:{entry.scenario}")
+    for text, pairs in said.items():
+        console.print(f"[yellow]warning[/]: {escape(text)}")
+        console.print(f"    {escape(_summarise(sorted(set(pairs))))}")
 
 
 def _summarise(pairs: list[str], limit: int = 8) -> str:
@@ -323,6 +336,7 @@ def print_results(console: Console, document: RunDocument) -> None:
         console.print(escape(RESULT_LEGEND))
     for line in grouped_warnings(warned):
         console.print(f"[yellow]warning[/] {escape(line)}")
+    print_gate_warnings(console, document)
     _print_unranked(console, document)
     _print_ws_idle(console, document)
 

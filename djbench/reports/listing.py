@@ -30,6 +30,7 @@ def print_list(
     scenario_file: str,
     drivers: dict[str, str],
     problem: str | None = None,
+    profiles: dict[str, list[str]] | None = None,
 ) -> None:
     """The servers and what installs them, the proxies, the load drivers (name ->
     whether it is available, in words), the scenarios."""
@@ -69,6 +70,8 @@ def print_list(
         scen.add_column(column, no_wrap=column != "what it measures")
     for s in scenarios:
         queries = "" if s.expect.queries is None else str(s.expect.queries)
+        if s.expect.queries_range is not None:
+            queries = "-".join(str(n) for n in s.expect.queries_range)
         scen.add_row(
             escape(s.name),
             s.kind,
@@ -77,3 +80,7 @@ def print_list(
             escape(s.description),
         )
     console.print(scen)
+    if profiles:
+        console.print("Profiles (what runbench loads without --scenarios; --quick: quick):")
+        for name, members in profiles.items():
+            console.print(f"  {escape(name)}: {escape(', '.join(members))}")

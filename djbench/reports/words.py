@@ -209,6 +209,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         "no query count (is djbench.middleware.QueryCountMiddleware installed?)"
     ),
     "query_count": lambda p: f"{p['got']} SQL queries, expected {p['expected']}",
+    "query_range": lambda p: (
+        f"{p['path']}: {p['got']} SQL queries, outside the steady {p['low']}-{p['high']} "
+        "benchinit measured (a warning: caches and what ran before move it)"
+    ),
     "shape_differs": lambda p: f"shape {p['got']} vs {p['expected']}",
     "bodies_differ": lambda p: "bodies differ",
     "json_differs": lambda p: "JSON bodies differ",

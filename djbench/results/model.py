@@ -340,6 +340,11 @@ class Verification(Model):
     status: VerifyStatus
     reason: Notice | None = None
     shape: str = ""
+    warnings: list[Notice] = Field(
+        default_factory=list,
+        description="a right answer with something to say: a query count outside the "
+        "scenario's steady range",
+    )
 
 
 class WsIdle(Model):
@@ -451,6 +456,9 @@ class ScenarioMeta(Model):
     endpoint: str = ""
     workload: str = "trivial"
     queries: int | None = None
+    queries_range: list[int] | None = Field(
+        default=None, description="the steady [low, high] range benchinit measured"
+    )
     variant: str = ""
     asgi_hops: AsgiHops | None = None
     thresholds: dict[str, float] = Field(

@@ -55,6 +55,17 @@ def write_atomic(path: Path, document: RunDocument | MatrixDocument) -> None:
         raise
 
 
+GITIGNORE = "# Written by djbench: results, logs and reports are not the project's sources.\n*\n"
+
+
+def ignore_in_git(folder: Path) -> None:
+    """A .gitignore that keeps the results folder out of the project's git status (as
+    pytest does for .pytest_cache); one the user wrote is kept."""
+    path = folder / ".gitignore"
+    if not path.exists():
+        path.write_text(GITIGNORE, encoding="utf-8")
+
+
 MIN_FREE_MB = 50  # a run's results and logs take a few MB; less room than this is refused
 
 
@@ -63,10 +74,12 @@ def unwritable(folder: Path, min_free_mb: int = MIN_FREE_MB) -> str | None:
 
     Checked before anything starts, so that a run never measures for minutes and then
     loses its figures: the folder is created, a file is written and removed in it, and
-    the free space on its file system is at least `min_free_mb`.
+    the free space on its file system is at least `min_free_mb`. The folder is given
+    its .gitignore on the way (:func:`ignore_in_git`).
     """
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        ignore_in_git(folder)
         fd, probe = tempfile.mkstemp(prefix=".djbench-probe-", dir=folder)
         os.close(fd)
         Path(probe).unlink()

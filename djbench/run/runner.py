@@ -377,11 +377,12 @@ def _one_trial(
             rps=0.0,
         )
     if not live.target().alive():
-        code = live.server.exited()
+        tree = live.server if live.server.exited() is not None else live.proxy
+        ended = tree.ended() if tree is not None else "ended"
         raise ServerError(
             f"{deployment.label} died during the load of {scenario.name} "
-            f"(exit code {code}); last lines of {live.server.log_path}:\n"
-            f"{live.server.log_tail()}"
+            f"({'' if tree is live.server else 'its proxy: '}{ended}); last lines of "
+            f"{live.server.log_path}:\n{live.server.log_tail()}"
         )
     return trial
 

@@ -10,7 +10,7 @@ import tomli_w
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from djbench.plan import discover
+from djbench.plan import discover, drafts, sitepages
 from djbench.plan.options import OptionError, split_list
 from djbench.plan.project import PACKAGED_DEPLOY, current
 
@@ -33,6 +33,14 @@ class Command(BaseCommand):
             help="values for route arguments, e.g. pk=1,slug=hello (else taken from the database)",
         )
         a("--include-admin", action="store_true", help="also probe the admin site's pages")
+        a(
+            "--crawl",
+            type=int,
+            default=sitepages.CRAWL_PAGES,
+            metavar="PAGES",
+            help="pages fetched for their links from the home page, in-process "
+            f"(default {sitepages.CRAWL_PAGES}; 0: the URLconf and the sitemap only)",
+        )
 
     def handle(
         self,
@@ -43,9 +51,12 @@ class Command(BaseCommand):
         user: str | None,
         sample_values: str | None,
         include_admin: bool,
+        crawl: int,
         **options: Any,
     ) -> None:
         project = current()
+        if not 0 <= crawl <= 1000:
+            raise CommandError("--crawl takes a number of pages from 0 to 1000", returncode=2)
         try:
             samples = dict(_pair(item) for item in split_list(sample_values))
         except OptionError as exc:
@@ -59,51 +70,82 @@ class Command(BaseCommand):
                 returncode=2,
             )
         try:
-            kept, skipped = discover.discover(samples, user, include_admin)
+            found = discover.discover(samples, user, include_admin, crawl)
         except DatabaseError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CommandError(
                 f"the project's database is not ready ({first}); run manage.py migrate first"
             ) from None
-        if not kept:
+        if not found.kept:
+            self._why_nothing(found)
             raise CommandError(
                 "no page answered 200 to a GET: nothing to write "
-                f"({len(skipped)} route(s) skipped; see --sample-values and --user)"
+                f"({len(found.skipped)} page(s) skipped; the commonest reasons are above)"
             )
-        health = discover.health_of(kept)
-        counted = any(p.queries is not None for p in kept)
-        document = discover.document(kept, health)
+        scenarios, document = drafts.draft(found.kept)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(discover.HEADER + "\n" + tomli_w.dumps(document), encoding="utf-8")
-        self.stdout.write(self.style.SUCCESS(f"Wrote {path}: {len(kept)} scenario(s)"))
-        for p in kept:
-            queries = "" if p.queries is None else f", {p.queries} SQL queries"
-            who = f", as {p.user}" if p.user else ""
-            self.stdout.write(f"  {p.scenario['name']}: GET {p.path} -> {p.status}{queries}{who}")
-        if health:
-            self.stdout.write(f"Health path (polled until a server is ready): {health.path}")
-        if not counted:
-            self.stdout.write(
-                "SQL query counts are not checked: add "
-                "'djbench.middleware.QueryCountMiddleware' first in MIDDLEWARE, then rerun "
-                "benchinit --force to record them."
-            )
-        if skipped:
-            self.stdout.write(f"Skipped {len(skipped)} route(s):")
-            admin = [p for p in skipped if p.route.admin and not p.path]
-            if admin:
-                self.stdout.write(
-                    f"  {len(admin)} route(s) of the admin site, e.g. {admin[0].route.template} "
-                    "(--include-admin probes them)"
-                )
-            for p in skipped:
-                if p not in admin:
-                    self.stdout.write(f"  {p.path or p.route.template}: {p.skipped}")
+        path.write_text(drafts.HEADER + "\n" + tomli_w.dumps(document), encoding="utf-8")
+        self._said(path, scenarios, document, found)
         if deploy:
             self._copy_deploy(project.deploy_dir, force)
         self.stdout.write(
             "Next: python manage.py runbench --verify-only, then python manage.py runbench --quick"
         )
+
+    def _said(
+        self, path: Path, scenarios: list[discover.Probe], document: dict[str, Any], found: Any
+    ) -> None:
+        """What was written: each scenario, the profiles, the health path, the skips."""
+        self.stdout.write(self.style.SUCCESS(f"Wrote {path}: {len(scenarios)} scenario(s)"))
+        for p in scenarios:
+            self.stdout.write(f"  {described(p)}")
+        site = found.site
+        self.stdout.write(
+            f"The site's own pages: {len(site.sitemap)} in its sitemap "
+            f"({', '.join(site.sitemaps_read) or 'none found'}), {len(site.linked)} reached by "
+            "links from the home page"
+            + (f" (crawl stopped: {site.crawl_stopped})" if site.crawl_stopped else "")
+            + (f"; {site.robots}" if site.robots else "")
+        )
+        for name, members in document["profiles"].items():
+            self.stdout.write(f"Profile {name}: {', '.join(members)}")
+        self.stdout.write(
+            f"Health path (polled until a server is ready): {document['health_path']}"
+        )
+        if headers := document.get("headers"):
+            said = ", ".join(f"{k}: {v}" for k, v in headers.items())
+            self.stdout.write(
+                f"Every request carries {said}: your settings redirect plain HTTP "
+                "(SECURE_SSL_REDIRECT) and trust that header as a TLS proxy sends it"
+            )
+        if not any(p.answer and p.answer.queries is not None for p in scenarios):
+            self.stdout.write(
+                "SQL query counts are not checked: add "
+                "'djbench.middleware.QueryCountMiddleware' first in MIDDLEWARE, then rerun "
+                "benchinit --force to record them."
+            )
+        self._skipped(found.skipped)
+
+    def _skipped(self, skipped: list[discover.Probe]) -> None:
+        if not skipped:
+            return
+        self.stdout.write(f"Skipped {len(skipped)} page(s):")
+        admin = [p for p in skipped if p.route and p.route.admin and not p.path]
+        if admin:
+            assert admin[0].route is not None
+            self.stdout.write(
+                f"  {len(admin)} route(s) of the admin site, e.g. {admin[0].route.template} "
+                "(--include-admin probes them)"
+            )
+        for p in skipped:
+            if p not in admin:
+                self.stdout.write(f"  {p.where}: {p.skipped}")
+
+    def _why_nothing(self, found: discover.Discovery) -> None:
+        """The commonest reasons, with counts, when no page answered."""
+        self.stderr.write("No page answered 200. The commonest reasons:")
+        for reason, count in found.reasons():
+            self.stderr.write(f"  {count} x {reason}")
 
     def _check_user(self, user: str) -> None:
         from django.contrib.auth import get_user_model
@@ -135,6 +177,18 @@ class Command(BaseCommand):
                 continue
             shutil.copy2(source, dest)
             self.stdout.write(f"  copied {dest}")
+
+
+def described(p: discover.Probe) -> str:
+    """One scenario as benchinit wrote it: its page, answer, queries, samples."""
+    assert p.answer is not None
+    queries = ""
+    if counts := [s.queries for s in p.samples if s.queries is not None]:
+        low, high = min(c[0] for c in counts), max(c[1] for c in counts)
+        queries = f", {low} SQL queries" if low == high else f", {low}-{high} SQL queries"
+    who = f", as {p.user}" if p.user else ""
+    more = f" (+{len(p.samples) - 1} more of its kind)" if len(p.samples) > 1 else ""
+    return f"{p.scenario['name']}: GET {p.path} -> {p.answer.status}{queries}{who}{more}"
 
 
 def _pair(item: str) -> tuple[str, str]:
