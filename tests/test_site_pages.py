@@ -182,8 +182,11 @@ def test_benchinit_finds_the_sites_pages_over_https_and_they_verify(
 
     out = tmp_path / "out"
     verify = run(
-        [python, "manage.py", "runbench", "--verify-only", "--servers", "gunicorn-sync,uvicorn"]
-        + ["--scenarios", "home,post,product", "--output", str(out)],
+        [
+            *(python, "manage.py", "runbench", "--verify-only"),
+            *("--servers", "gunicorn-sync,uvicorn", "--scenarios", "home,post,product"),
+            *("--output", str(out)),
+        ],
         root,
         env,
         check=False,
