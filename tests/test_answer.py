@@ -11,7 +11,7 @@ import pytest
 from djbench.reports import answer, guide, report, tradeoffs
 from djbench.reports.ranking import flagged, rps_interval
 from djbench.results.analysis import load_run
-from djbench.results.model import PairResult
+from djbench.results.model import Notice, PairResult
 from djbench.run import exits
 from tests.resultfiles import UNDERSERVED, entry, write
 
@@ -102,3 +102,21 @@ def test_exit_codes_are_one_table() -> None:
     assert "exit codes:" in exits.help_text()
     docs = Path(__file__).resolve().parent.parent / "docs" / "reference" / "exit-codes.md"
     assert docs.read_text() == exits.markdown(), "python -m djbench.run.exits > " + str(docs)
+
+
+def test_timeouts_without_a_known_cause_are_said_as_the_queue(tmp_path: Path) -> None:
+    """A page slower than the load's connections allow (issue 36: 32 connections on one
+    worker, pages of 24-89 ms, every request past the 1 s timeout): the answer says why."""
+    slow = entry("uvicorn", "movies-sync", [12.0, 11.0, 12.5])
+    for t in slow.trials:
+        t.errors = {"timeout": 40}
+        t.extra = {"timeout_s": 1.0}
+    slow.status = "invalid"
+    slow.reason = Notice(code="too_many_errors", params={"rate": 0.8, "errors": {"timeout": 40}})
+    run = load_run(write(tmp_path, "r", [slow, entry("gunicorn-sync", "movies-sync", [50.0] * 3)]))
+    text = "\n".join(answer.lines(run))
+    assert "uvicorn: movies-sync invalid: 80.0% of requests timed out" in text
+    assert (
+        "cause: requests waited longer than the 1 s timeout: 32 connections queue on a layout "
+        "that serves about 1 at a time"
+    ) in text

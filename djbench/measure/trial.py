@@ -71,6 +71,7 @@ class LoadSettings:
     master_web: str | None = None  # Locust: a lasting master's web UI (remote workers)
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
     new_connection_every: int | None = None  # builtin: a new connection after N answers
+    request_timeout: float | None = None  # fitted to the pages (djbench.plan.fitting)
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def load_spec(
         content_type=r.content_type,
         connections=connections,
         duration=duration,
-        timeout=request_timeout(duration),
+        timeout=settings.request_timeout or request_timeout(duration),
         threads=max(1, len(settings.driver_cpus)),
         rate=settings.rate,
         headers=r.all_headers(),

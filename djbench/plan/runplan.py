@@ -128,6 +128,11 @@ class RunOptions(BaseModel):
     # --on-inconclusive: a gate's open question (a matrix pair undecided, a threshold
     # too close to call) passes (said in one line) or fails (exit 1).
     on_inconclusive: Literal["pass", "fail"] = "pass"
+    # A plain run's profile fitted to the pages by a pilot (djbench.run.pilot): on when
+    # neither --concurrency, --duration nor --rate was given; what the pilot chose is
+    # then written back here (concurrency, duration, request_timeout) for --resume.
+    fit: bool = False
+    request_timeout: float | None = None  # None: djbench.plan.fitting.request_timeout
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -269,7 +274,18 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
         on_inconclusive=on_inconclusive(options),
+        fit=fits(options, soak_s),
     )
+
+
+def fits(options: dict[str, Any], soak_s: float | None) -> bool:
+    """Whether a plain run's profile is fitted to the pages (djbench.run.pilot): not
+    when the load's size or pace was given, nor for a job that sets its own."""
+    given = any(options.get(k) is not None for k in ("concurrency", "duration", "rate"))
+    other_job = soak_s is not None or any(
+        options.get(k) for k in ("tune", "capacity", "sweep", "churn", "matrix")
+    )
+    return not given and not other_job
 
 
 def on_inconclusive(options: dict[str, Any]) -> Literal["pass", "fail"]:

@@ -194,13 +194,28 @@ def _timed_out(pair: Pair) -> bool:
 
 def cause(pair: Pair) -> str | None:
     """The server's known reason for requests that time out or connections left waiting
-    (its registry entry's `starves_when_blocked`), when this pair shows either."""
+    (its registry entry's `starves_when_blocked`), when this pair shows either; for
+    timeouts without one, the queue that explains them."""
     spec = SERVERS.get(pair.server)
-    if spec is None or spec.starves_when_blocked is None:
-        return None
-    if _timed_out(pair) or pair.warning(UNDERSERVED) is not None:
-        return spec.starves_when_blocked
+    known = spec.starves_when_blocked if spec is not None else None
+    if known is not None and (_timed_out(pair) or pair.warning(UNDERSERVED) is not None):
+        return known
+    if _timed_out(pair):
+        return queued(pair)
     return None
+
+
+def queued(pair: Pair) -> str:
+    """Why requests time out when nothing is known against the server: the queue."""
+    timeouts = [float(t.extra["timeout_s"]) for t in pair.entry.trials if t.extra.get("timeout_s")]
+    limit = f"the {max(timeouts):g} s timeout" if timeouts else "the request timeout"
+    layout = (pair.entry.workers or 1) * (pair.entry.threads or 1)
+    return (
+        f"requests waited longer than {limit}: {pair.concurrency} connections queue on a "
+        f"layout that serves about {layout} at a time (and no faster than its CPUs); "
+        "leave out --concurrency and --duration to have a pilot fit them to the pages, or "
+        "give fewer connections"
+    )
 
 
 def unfit(pair: Pair) -> str | None:

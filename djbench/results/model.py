@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from djbench.plan.fitting import Fit
 from djbench.results.matrix_model import MatrixCell as MatrixCell
 from djbench.results.matrix_model import MatrixCheck as MatrixCheck
 from djbench.results.matrix_model import MatrixDocument as MatrixDocument
@@ -526,6 +527,11 @@ class PlanRecord(Model):
     budget_cut: list[str] = Field(
         default_factory=list,
         description="--budget: deployments it stopped before their planned rounds",
+    )
+    fit: Fit | None = Field(
+        default=None,
+        description="the pilot's service times and the connections, window and timeout "
+        "the run was fitted to (djbench.plan.fitting); None: the profile's as they are",
     )
 
 

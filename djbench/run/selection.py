@@ -264,6 +264,7 @@ def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
         ),
         driver_workers=remote.driver_workers(opts),
         new_connection_every=opts.new_connection_every,
+        request_timeout=opts.request_timeout,
     )
 
 

@@ -38,7 +38,7 @@ from djbench.reports.outputs import CiFiles, answer_lines
 from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import PairResult
-from djbench.run import exits, logins, record, remote, resume, services, variants
+from djbench.run import exits, logins, pilot, record, remote, resume, services, variants
 from djbench.run.exits import Outcome
 from djbench.run.modes.base import Context, Invocation, Mode
 from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
@@ -163,13 +163,17 @@ def run_timed(
         console.print(escape(target_announcement(opts, plan)))
     plan = dataclasses.replace(plan, scenarios=logins.prepare(plan.scenarios))
     document, path = record.open_document(selection, opts, plan, how.resumed, how.path)
+    run_dir = Path(opts.output) / document.run_id
+    if opts.fit and how.resumed is None:
+        opts, plan, document.plan.fit = pilot.fitted(console, selection, opts, plan, run_dir)
+        document.plan.options = opts.model_dump(mode="json")
+        document.plan.concurrency, document.plan.duration = plan.concurrency, opts.duration
     document.status = "running"
     known = {e.label for e in document.results}  # a resumed run has them already
     document.results += [e for e in refused if e.label not in known]
     recorder = Recorder(path, document)
     recorder.save()
     total = announce(console, mode, opts, selection, plan, document.run_id, how.until_round)
-    run_dir = Path(opts.output) / document.run_id
     with (
         interrupted_says(recorder, Path(opts.output)),
         terminate_on_signals(),

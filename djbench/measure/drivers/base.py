@@ -6,6 +6,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+# Re-exported: where drivers and trials have always found it.
+from djbench.plan.fitting import request_timeout as request_timeout
+
 BUILTIN_MARKER = "DJBENCH-BUILTIN "  # the builtin driver's result line starts with it
 WS_MARKER = "DJBENCH-WS "  # and the WebSocket driver's
 WINDOW_MARKER = "DJBENCH-WINDOW "  # the builtin driver's "window open/closed" lines
@@ -14,13 +17,6 @@ SERIES_MARKER = "DJBENCH-SERIES "  # and its time line's slices (--series)
 
 class DriverError(Exception):
     """A driver that cannot run or whose output cannot be read (one sentence)."""
-
-
-def request_timeout(window_s: float) -> float:
-    """The per-request timeout: the window's length, from 1 s to 10 s. Below the window
-    plus the drivers' 2 s grace, so a request sent as the window opens fails (or is hung)
-    within the window's accounting instead of after it; recorded with every trial."""
-    return min(10.0, max(1.0, window_s))
 
 
 @dataclass(frozen=True)
