@@ -337,7 +337,8 @@ class ProcessTree:
         alive = procs
         deadline = time.monotonic() + timeout
         while alive and time.monotonic() < deadline and not _FORCE.is_set():
-            _gone, alive = psutil.wait_procs(alive, timeout=0.1)
+            gone, alive = psutil.wait_procs(alive, timeout=0.1)
+            self._reaped(gone)
         if alive:
             self.sent.append(signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -345,13 +346,21 @@ class ProcessTree:
             for proc in alive:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     proc.kill()
-            psutil.wait_procs(alive, timeout=5)
+            self._reaped(psutil.wait_procs(alive, timeout=5)[0])
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=5)
         _REGISTRY.pop(self.pid, None)
         path = self._record_path()
         if path is not None:
             path.unlink(missing_ok=True)
+
+    def _reaped(self, gone: list[psutil.Process]) -> None:
+        """psutil reaps a child it waits for, and Popen then reads exit code 0 (its own
+        wait finds no child): the leader's real status is kept from psutil's."""
+        for proc in gone:
+            code = getattr(proc, "returncode", None)
+            if proc.pid == self.pid and code is not None and self.popen is not None:
+                self.popen.returncode = int(code)
 
     def survivors(self) -> list[psutil.Process]:
         return [p for p in self._known.values() if _alive(p)]
