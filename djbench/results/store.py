@@ -39,6 +39,7 @@ def dump(document: RunDocument | MatrixDocument) -> str:
 
 def write_atomic(path: Path, document: RunDocument | MatrixDocument) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    ignore_in_git(path.parent)
     text = dump(document)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -74,12 +75,11 @@ def unwritable(folder: Path, min_free_mb: int = MIN_FREE_MB) -> str | None:
 
     Checked before anything starts, so that a run never measures for minutes and then
     loses its figures: the folder is created, a file is written and removed in it, and
-    the free space on its file system is at least `min_free_mb`. The folder is given
-    its .gitignore on the way (:func:`ignore_in_git`).
+    the free space on its file system is at least `min_free_mb`. Nothing is left in
+    it: the .gitignore comes with the first results file (:func:`write_atomic`).
     """
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        ignore_in_git(folder)
         fd, probe = tempfile.mkstemp(prefix=".djbench-probe-", dir=folder)
         os.close(fd)
         Path(probe).unlink()
