@@ -13,6 +13,7 @@ management command of the project, benchinit (which fixes some of them) included
 | djbench.W007 | the ASGI application's module cannot be found |
 | djbench.W008 | ALLOWED_HOSTS refuses 127.0.0.1, where djbench sends its requests |
 | djbench.W009 | DEBUG is on: Django keeps every SQL query in memory and takes debug paths |
+| djbench.W010 | persistent connections (CONN_MAX_AGE > 0 or None): under ASGI, one per request |
 """
 
 from __future__ import annotations
@@ -133,7 +134,27 @@ def check_project(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 id="djbench.W009",
             )
         )
-    return found
+    return found + check_persistent_connections()
+
+
+def check_persistent_connections() -> list[checks.CheckMessage]:
+    """CONN_MAX_AGE > 0 (or None) without a pool: a run's ASGI servers would each keep a
+    connection per request (djbench.plan.dbsettings), said with the project's own line."""
+    from djbench.plan import dbsettings
+
+    persistent, value = dbsettings.conn_max_age()
+    if not persistent:
+        return []
+    return [
+        checks.Warning(
+            f"CONN_MAX_AGE is {value!r}: persistent database connections. Under the ASGI "
+            "servers djbench runs (and any), Django runs each request's sync code in a "
+            "thread of its own that keeps its own connection, so a server holds one per "
+            "request until the database refuses more; thread pools hold one per thread.",
+            hint=dbsettings.remedy()[0].upper() + dbsettings.remedy()[1:] + ".",
+            id="djbench.W010",
+        )
+    ]
 
 
 def register() -> None:

@@ -56,6 +56,24 @@ def test_hosts_debug_and_apps() -> None:
     )
 
 
+def test_persistent_connections_are_said_with_the_project_s_own_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CONN_MAX_AGE > 0 or None (without a pool): a warning whose remedy names the line
+    of the project's settings that sets it, never a variable only the sample reads."""
+    from django.conf import settings
+
+    default = settings.DATABASES["default"]
+    for age in (None, 500):
+        monkeypatch.setitem(default, "CONN_MAX_AGE", age)
+        [found] = [m for m in checks.run_checks(tags=["djbench"]) if m.id == "djbench.W010"]
+        assert f"CONN_MAX_AGE is {age!r}" in found.msg
+        hint = found.hint or ""
+        assert f"Set CONN_MAX_AGE (now {age!r}) to 0 where it is set (sampleproject/" in hint
+    monkeypatch.setitem(default, "CONN_MAX_AGE", 0)
+    assert "djbench.W010" not in ids()
+
+
 def test_deploy_files_ship_with_djbench() -> None:
     names = {p.name for p in PACKAGED_DEPLOY.iterdir()}
     assert {"uvicorn.args", "gunicorn.conf.py", "uwsgi.ini", "Caddyfile"} <= names

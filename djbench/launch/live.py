@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from djbench.launch import dbsessions
 from djbench.launch.process import (
     RECORD_DIR,
     ExistingTree,
@@ -202,6 +203,7 @@ def deploy(
         ).model_copy(update=server_config)
     }
     proxy: ProcessTree | None = None
+    conninfo = dbsessions.postgres_conninfo()
     try:
         server.start()
         # --protocol h2 direct: the server's own TLS, checked against the run's CA.
@@ -233,6 +235,8 @@ def deploy(
         if proxy is not None:
             proxy.stop()
         server.stop()
+        # Its database sessions end with it, before anything else starts (issue 36).
+        dbsessions.note(server.log_path, dbsessions.release(conninfo, server.application_name))
 
 
 def launch_config(

@@ -59,9 +59,14 @@ def cpu_model() -> str:
 
 
 def database() -> dict[str, Any]:
+    from djbench.plan import dbsettings
+
     db: dict[str, Any] = settings.DATABASES["default"]
     options: dict[str, Any] = db.get("OPTIONS") or {}
+    persistent, _ = dbsettings.conn_max_age()
     return {
+        "persistent": persistent,
+        "conn_max_age_set": dbsettings.where_set() if persistent else None,
         "vendor": connection.vendor,
         "engine": db.get("ENGINE"),
         "name": str(db.get("NAME")) if connection.vendor == "sqlite" else db.get("NAME"),

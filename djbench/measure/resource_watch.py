@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from djbench.exceptions import SETTINGS_SUFFIX
+from djbench.launch.dbsessions import postgres_conninfo as postgres_conninfo
 from djbench.launch.process import ProcessTree
 from djbench.results.model import DbConnections, ExceptionCount, Resources
 
@@ -40,28 +41,6 @@ QUERY = (
     "FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() "
     "GROUP BY 1, 3"
 )
-
-
-def postgres_conninfo() -> dict[str, Any] | None:
-    """Connection keywords for the project's default database when it is PostgreSQL (the
-    servers use the same settings: runbench restarts itself with --database's URL)."""
-    from django.db import connections
-
-    try:
-        wrapper = connections["default"]
-    except Exception:
-        return None
-    if wrapper.vendor != "postgresql":
-        return None
-    settings = wrapper.settings_dict
-    found = {
-        "dbname": settings.get("NAME"),
-        "user": settings.get("USER"),
-        "password": settings.get("PASSWORD"),
-        "host": settings.get("HOST"),
-        "port": settings.get("PORT"),
-    }
-    return {k: v for k, v in found.items() if v} | {"application_name": "djbench-probe"}
 
 
 class DbPoller:

@@ -19,6 +19,7 @@ from djbench.reports.ranking import (
     compared,
     confirmed,
     flagged,
+    gate_leak,
     rps_interval,
     tie_level,
     unfit,
@@ -128,6 +129,8 @@ def finding(pair: Pair) -> str | None:
     if pair.status == "ok" and (w := pair.warning(UNDERSERVED)) is not None:
         served, offered = w.params.get("in_flight", 0), w.params.get("concurrency", 0)
         return f"served {served:.0f} of {offered} connections"
+    if pair.status == "ok" and gate_leak(pair) is not None:
+        return "leaks a database connection per request (verify gate)"
     if pair.status in ("invalid", "failed", "incompatible") or unfit(pair) is not None:
         return _short(f"{pair.status}: {say(reason) if reason else unfit(pair)}")
     return None

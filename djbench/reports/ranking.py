@@ -18,6 +18,7 @@ from djbench.launch.servers import SERVERS
 from djbench.reports.words import say
 from djbench.results import blocks, decide
 from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.results.model import Notice
 from djbench.results.thresholds import t_interval
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
@@ -196,6 +197,8 @@ def cause(pair: Pair) -> str | None:
     """The server's known reason for requests that time out or connections left waiting
     (its registry entry's `starves_when_blocked`), when this pair shows either; for
     timeouts without one, the queue that explains them."""
+    if (leak := gate_leak(pair)) is not None and leak.params.get("remedy"):
+        return str(leak.params["remedy"])
     spec = SERVERS.get(pair.server)
     known = spec.starves_when_blocked if spec is not None else None
     if known is not None and (_timed_out(pair) or pair.warning(UNDERSERVED) is not None):
@@ -227,9 +230,17 @@ def unfit(pair: Pair) -> str | None:
         why = "no valid trial"
     elif (starved := underserved(pair)) is not None:
         why = starved
+    elif (leak := gate_leak(pair)) is not None:
+        return f"leaks database connections: {say(leak)}"
     else:
         return None
     return why + (f"; cause: {known}" if (known := cause(pair)) else "")
+
+
+def gate_leak(pair: Pair) -> Notice | None:
+    """The verify gate's finding that the server keeps a connection per request."""
+    found = pair.entry.verify.warnings if pair.entry.verify else []
+    return next((n for n in found if n.code == "db_leak"), None)
 
 
 def flagged(run: Run) -> dict[str, str]:

@@ -231,6 +231,13 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"at {p['production_workers']} workers with as many requests in flight each, about "
         f"{p['projected']}" + _max_connections(p)
     ),
+    "db_leak": lambda p: (
+        f"kept {p['kept']} more database connection(s) after {p['requests']} requests sent "
+        f"one at a time ({p['scenario']}): about one per request"
+        + (f" (CONN_MAX_AGE={p['conn_max_age']})" if p.get("conn_max_age") else "")
+        + f"; this role may open {p['limit']} ({p['open']} open now), so under load it "
+        "would run out within seconds" + (f"; remedy: {p['remedy']}" if p.get("remedy") else "")
+    ),
     "db_exhausted": lambda p: (
         f"the database refused {p['count']} connection(s): too many clients (its "
         "max_connections was reached)"

@@ -543,6 +543,13 @@ class Database(Model):
     conn_max_age: int | None = None
     pool: bool = False
     server_version: str | None = None
+    persistent: bool | None = Field(
+        default=None,
+        description="connections persist (CONN_MAX_AGE > 0, or None: for ever) with no pool",
+    )
+    conn_max_age_set: str | None = Field(
+        default=None, description="where the project's settings set CONN_MAX_AGE (file:line)"
+    )
 
 
 class Environment(Model):

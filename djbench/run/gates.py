@@ -3,6 +3,7 @@ records a run starts from: new pairs, a server's failure, a run's id."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import secrets
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from djbench.results.model import (
     Notice,
     PairResult,
 )
+from djbench.run import dbcheck
 
 
 @dataclass
@@ -98,13 +100,20 @@ def run_gate(
     run_dir: Path,
     health_path: str,
 ) -> GateResult:
-    """Start one deployment, verify every scenario against it, stop it."""
+    """Start one deployment, verify every scenario against it, measure the database
+    connections it keeps per request (djbench.run.dbcheck), stop it."""
     result = GateResult(deployment=deployment)
     try:
         with deploy(project, deployment, run_dir, health_path) as live:
             result.startup_seconds = live.startup_seconds
             result.commands = live.commands
             result.verdicts = verify(live.target(), scenarios)
+            if (leak := dbcheck.leak(live, scenarios, result.verdicts)) is not None:
+                for name, verdict in result.verdicts.items():
+                    if verdict.status == "ok":
+                        result.verdicts[name] = dataclasses.replace(
+                            verdict, warnings=(*verdict.warnings, leak)
+                        )
     except ServerError as exc:
         result.error = str(exc)
         reason = server_failed(str(exc))

@@ -18,6 +18,7 @@ from djbench.measure.trial import LoadSettings, run_trial, ws_idle_memory
 from djbench.measure.verify import Verdict
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
+from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.analysis import summarise
 from djbench.results.model import (
@@ -271,13 +272,21 @@ def _pending(
 
 
 def _gate_alone(
-    project: Project, plan: Plan, recorder: Recorder, deployment: Deployment, run_dir: Path
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    deployment: Deployment,
+    run_dir: Path,
+    progress: Progress,
 ) -> dict[str, Verdict]:
     """Start the deployment, verify every scenario, stop it; each pair's verdict recorded.
     A server that cannot start raises ServerError, as in a timed lifetime."""
     gate = run_gate(project, deployment, plan.scenarios, run_dir, plan.health_path)
     if gate.error:
         raise ServerError(gate.error)
+    said = {say(n) for v in gate.verdicts.values() for n in v.warnings if n.code == "db_leak"}
+    for text in said:  # before any of its windows: the run goes on, the finding is said
+        progress.say(f"{deployment.label}: {text}")
     for scenario in plan.scenarios:
         for c in plan.concurrency:
             entry = recorder.entry(deployment, scenario, c)
@@ -304,7 +313,9 @@ def _run_deployment(
         # The verify gate gets a server lifetime of its own: it calls every scenario
         # once, which would otherwise leave its memory and warm caches for round 1's
         # trials only (a scenario keeping 50 MiB showed on every scenario after it).
-        gates[deployment.label] = _gate_alone(project, plan, recorder, deployment, run_dir)
+        gates[deployment.label] = _gate_alone(
+            project, plan, recorder, deployment, run_dir, progress
+        )
         pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
         if not pending:
             return  # nothing passed the gate: no timed lifetime to start

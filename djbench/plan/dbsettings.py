@@ -1,0 +1,78 @@
+"""The project's database connection settings, in its own terms: persistent connections
+(``CONN_MAX_AGE``) and where its settings set them, so that a warning or a remedy names
+the project's file and line, never a variable only djbench's sample project reads.
+
+Persistent connections are right under a WSGI server whose workers run one request at a
+time: a worker keeps one connection. Under ASGI, Django runs each request's sync code
+(middleware, views, the ORM) in a thread of its own, and each thread keeps its own
+connection until CONN_MAX_AGE passes: a server opens one per request and keeps them.
+Django's documentation ("Persistent connections", and the ASGI deployment notes):
+disable persistent connections under ASGI and use a pool instead (Django >= 5.1 with
+psycopg 3: ``OPTIONS = {"pool": True}``, CONN_MAX_AGE then 0). Thread pools (Gunicorn's
+gthread, uWSGI's threads, Granian's blocking threads) keep one per thread, which their
+layout bounds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+_SETS_IT = re.compile(r"conn_max_age", re.IGNORECASE)
+
+
+def conn_max_age(alias: str = "default") -> tuple[bool, Any]:
+    """(whether connections persist, CONN_MAX_AGE as set: seconds, or None: forever)."""
+    db: dict[str, Any] = settings.DATABASES.get(alias, {})
+    value = db.get("CONN_MAX_AGE", 0)
+    options: dict[str, Any] = db.get("OPTIONS") or {}
+    return (value is None or value > 0) and not options.get("pool"), value
+
+
+def _settings_files() -> list[Path]:
+    """The settings module's file, and the other modules of its package (a settings
+    package's production.py star-imports base.py)."""
+    module = str(getattr(settings, "SETTINGS_MODULE", "") or "")
+    with contextlib.suppress(ImportError, ValueError, AttributeError):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            origin = Path(spec.origin)
+            siblings = sorted(origin.parent.glob("*.py"))
+            return [origin, *(p for p in siblings if p != origin)]
+    return []
+
+
+def where_set() -> str | None:
+    """'bakerydemo/settings/base.py:125: DATABASES = {...conn_max_age=500)}', the first
+    line of the settings files that sets it, relative to the project; None: not found."""
+    for path in _settings_files():
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if _SETS_IT.search(line) and not line.lstrip().startswith("#"):
+                    return f"{_relative(path)}:{number}: {line.strip()}"
+    return None
+
+
+def _relative(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)
+
+
+def remedy() -> str:
+    """What to change, in the project's terms."""
+    persistent, value = conn_max_age()
+    found = where_set()
+    here = f"where it is set ({found})" if found else f"in {settings.SETTINGS_MODULE}"
+    # Not persistent here, yet measured so: the server's environment sets it (an axis).
+    now = f"now {value!r}" if persistent else "as the server's environment sets it"
+    return (
+        f"set CONN_MAX_AGE ({now}) to 0 {here} for ASGI deployments, or use "
+        'a connection pool (Django >= 5.1 with psycopg 3: OPTIONS = {"pool": True} with '
+        "CONN_MAX_AGE 0), as Django's documentation advises under ASGI"
+    )
