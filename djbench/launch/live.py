@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.launch import dbsessions
+from djbench.launch import dbsessions, owncommand
 from djbench.launch.process import (
     RECORD_DIR,
     ExistingTree,
@@ -31,6 +31,7 @@ from djbench.launch.process import (
 from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
 from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
 from djbench.launch.tls import TlsFiles, certificates
+from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
@@ -82,11 +83,15 @@ class Deployment:
     host: str = HOST
     # --protocol: what the load speaks to the client-facing end (h1, h2 over TLS, h2c)
     protocol: str = "h1"
+    # The project's own server command ([[deployment]]), started as written: its name
+    # is the label's base; `server` is the registry entry it is measured as.
+    own: OwnCommand | None = None
 
     @property
     def label(self) -> str:
         """Also PairResult.label: the two must agree (entries are found by it)."""
-        base = self.server.name if self.proxy == "none" else f"{self.server.name}+{self.proxy}"
+        name = self.own.name if self.own is not None else self.server.name
+        base = name if self.proxy == "none" else f"{name}+{self.proxy}"
         if self.protocol != "h1":
             base += f"/{self.protocol}"
         if self.variant:
@@ -178,8 +183,14 @@ def deploy(
     own_tls = certificates(run_dir, front) if direct and deployment.protocol == "h2" else None
     config = launch_config(project, deployment, (front if direct else HOST, server_port), own_tls)
     config_file = config.config_file
+    if deployment.own is not None and deployment.own.config:
+        config_file = project.directory / deployment.own.config
     try:
-        launch = spec.launch(config)
+        launch = (
+            spec.launch(config)
+            if deployment.own is None
+            else owncommand.launch(spec, deployment.own, config, project.directory, run_dir)
+        )
         server_config = config_record(config_file)
     except OSError as exc:
         raise ServerError(

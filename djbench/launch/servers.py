@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from djbench.launch.argfile import read_args
+from djbench.launch.owncommand import NO_LISTEN, UWSGI_SOCKETS, Listen
 from djbench.launch.recycling import (
     NO_RECYCLE,
     RecycleFlags,
@@ -133,6 +134,8 @@ class ServerSpec:
     # loop or greenlet hub serving many connections in one thread): said beside a pair
     # whose requests timed out or whose connections went unserved. None: not known to.
     starves_when_blocked: str | None = None
+    # Where a team's own command (djbench.launch.owncommand) says it listens, replaced.
+    listen: Listen = NO_LISTEN
     # False for the stand-in of a deployment djbench did not start (--target): what is
     # learnt by running this project's code in-process does not describe it.
     started_here: bool = True
@@ -529,6 +532,31 @@ _GRANIAN = Features(
     reload_signal="SIGHUP",  # granian/server/common.py: signal_handler_reload
 )
 
+# Where each server's command line says it listens (checked in each one's --help at the
+# release its Features name): a team's own command loses these for djbench's address.
+# uWSGI adds every socket it is given: its ini's are left out of a copy (the ini_keys);
+# without --die-on-term, SIGTERM makes uWSGI 2.0 reload instead of stopping.
+_UWSGI_LISTEN = Listen(
+    flags=(*(f"--{s}" for s in UWSGI_SOCKETS), "-s"),
+    argv=("--{kind}", "{bind}", "--die-on-term"),
+    ini_keys=UWSGI_SOCKETS,
+    ini_section="uwsgi",
+)
+_GUNICORN_LISTEN = Listen(flags=("-b", "--bind"), argv=("--bind", "{bind}"))
+_UVICORN_LISTEN = Listen(
+    flags=("--host", "--port", "--uds", "--fd"), argv=("--host", "{host}", "--port", "{port}")
+)
+_GRANIAN_LISTEN = Listen(
+    flags=("--host", "--port", "--uds"), argv=("--host", "{host}", "--port", "{port}")
+)
+_DAPHNE_LISTEN = Listen(
+    flags=("-b", "--bind", "-p", "--port", "-u", "--unix-socket", "--fd", "-e", "--endpoint"),
+    argv=("--bind", "{host}", "--port", "{port}"),
+)
+_HYPERCORN_LISTEN = Listen(
+    flags=("-b", "--bind", "--insecure-bind", "--quic-bind"), argv=("--bind", "{bind}")
+)
+
 # The distributions whose versions a results file records (djbench.measure.environment):
 # the servers', their event loops and parsers, and Caddy's.
 SERVER_PACKAGES = (
@@ -557,6 +585,7 @@ SERVERS: dict[str, ServerSpec] = {
     for spec in [
         ServerSpec(
             name="uwsgi",
+            listen=_UWSGI_LISTEN,
             # Behind its own HTTP router (deploy/uwsgi.ini, uWSGI's advice for serving HTTP
             # directly): the router holds every keep-alive connection, a worker thread
             # serves one request at a time. Its http11-socket instead gave a thread one
@@ -589,6 +618,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-sync",
+            listen=_GUNICORN_LISTEN,
             # Gunicorn's docs: (2 x $num_cores) + 1 workers
             tuning=Space(workers=((1, 0), (2, 1), (4, 1)), layout=(2, 1)),
             interface="wsgi",
@@ -608,6 +638,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-gthread",
+            listen=_GUNICORN_LISTEN,
             tuning=Space(threads=(4, 16, 32), layout=(2, 1), layout_threads=4),
             interface="wsgi",
             websocket=False,
@@ -624,6 +655,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-gevent",
+            listen=_GUNICORN_LISTEN,
             tuning=Space(knob=("worker_connections", ("100", "1000")), layout=(2, 1)),
             interface="wsgi",
             websocket=False,
@@ -652,6 +684,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-uvicorn",
+            listen=_GUNICORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="gunicorn-uvicorn",
@@ -666,6 +699,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="gunicorn-asgi",
+            listen=_GUNICORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="gunicorn-asgi",
@@ -683,6 +717,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="daphne",
+            listen=_DAPHNE_LISTEN,
             tuning=ONE_PROCESS,
             interface="asgi",
             websocket=True,
@@ -706,6 +741,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="uvicorn",
+            listen=_UVICORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="uvicorn",
@@ -720,6 +756,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="uvicorn-h11",
+            listen=_UVICORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="uvicorn",
@@ -734,6 +771,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="hypercorn",
+            listen=_HYPERCORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="hypercorn",
@@ -748,6 +786,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="hypercorn-uvloop",
+            listen=_HYPERCORN_LISTEN,
             interface="asgi",
             websocket=True,
             extra="hypercorn",
@@ -762,6 +801,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="granian-wsgi",
+            listen=_GRANIAN_LISTEN,
             tuning=Space(threads=(1, 4, 16), layout_threads=4),  # blocking threads
             interface="wsgi",
             websocket=False,
@@ -778,6 +818,7 @@ SERVERS: dict[str, ServerSpec] = {
         ),
         ServerSpec(
             name="granian-asgi",
+            listen=_GRANIAN_LISTEN,
             tuning=Space(knob=("runtime_threads", ("1", "2"))),
             interface="asgi",
             websocket=True,

@@ -34,6 +34,12 @@ def conn_max_age(alias: str = "default") -> tuple[bool, Any]:
     return (value is None or value > 0) and not options.get("pool"), value
 
 
+def pooled(alias: str = "default") -> bool:
+    """Whether the database goes through Django's connection pool (OPTIONS["pool"])."""
+    db: dict[str, Any] = settings.DATABASES.get(alias, {})
+    return bool((db.get("OPTIONS") or {}).get("pool"))
+
+
 def _settings_files() -> list[Path]:
     """The settings module's file, and the other modules of its package (a settings
     package's production.py star-imports base.py)."""

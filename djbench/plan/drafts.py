@@ -18,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import asdict
 from typing import Any
 
 from djbench.plan.discover import Probe
 from djbench.plan.inprocess import Answered, https_headers, redirects_to_https
+from djbench.plan.owncommands import OwnCommand
 
 DEFAULT_SIZE = 6
 QUICK_SIZE = 2
@@ -183,6 +185,11 @@ def health_of(probes: list[Probe]) -> Probe | None:
     return min(ok, key=lambda p: (queries(p), p.answer.seconds if p.answer else 0.0))
 
 
+def deployments(found: list[OwnCommand]) -> list[dict[str, Any]]:
+    """The project's own server commands as [[deployment]] tables."""
+    return [{k: v for k, v in asdict(c).items() if v is not None} for c in found]
+
+
 def draft(kept: list[Probe]) -> tuple[list[Probe], dict[str, Any]]:
     """(the scenarios' probes in the file's order, the file as a TOML-ready dict)."""
     scenarios = ranked(kept)
@@ -212,5 +219,7 @@ HEADER = """\
 # `headers` go with every request (here: the header your settings trust to say a
 # request came over HTTPS). Profiles start from the pages a visitor reads. Edit freely:
 # add pages that take a body (POST), `user = "name"` for pages behind login,
-# `csrf = true`. Format: djbench's docs (docs/own-project.md).
+# `csrf = true`. Each [[deployment]] is a server command of your own files (a Procfile,
+# a Dockerfile, a uwsgi.ini, a gunicorn config), measured beside djbench's layouts as
+# written (only its address is djbench's). Format: djbench's docs (docs/own-project.md).
 """

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from djbench.plan.owncommands import OwnCommand
+
 SCHEMA_VERSION = 1
 Kind = Literal["http", "websocket"]
 # What a scenario stands for, for the deployment guide. Given as `workload` in the file,
@@ -152,6 +154,8 @@ class ScenarioFile:
     # Headers every request of the file carries (a scenario's own win), the readiness
     # probe's too: e.g. the header the settings trust to say a request came over HTTPS.
     headers: tuple[tuple[str, str], ...] = ()
+    # The project's own server commands ([[deployment]], djbench.plan.owncommands).
+    deployments: tuple[OwnCommand, ...] = ()
 
     def names(self) -> list[str]:
         return [s.name for s in self.scenarios]
@@ -230,6 +234,16 @@ class _ScenarioRaw(_RequestRaw):
     thresholds: _ThresholdsRaw = _ThresholdsRaw()
 
 
+class _DeploymentRaw(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    server: str = Field(min_length=1)  # the registry entry it is measured as
+    command: str = Field(min_length=1)
+    found_in: str = ""
+    workers: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1)
+    config: str | None = None
+
+
 class _FileRaw(_Strict):
     version: Literal[1]
     health_path: str = Field(default="/", pattern=r"^/")
@@ -237,6 +251,7 @@ class _FileRaw(_Strict):
     headers: dict[str, str] = {}  # every request's, unless a scenario says its own
     thresholds: _ThresholdsRaw = _ThresholdsRaw()  # every scenario's, unless it says its own
     scenario: list[_ScenarioRaw] = Field(min_length=1)
+    deployment: list[_DeploymentRaw] = []
 
 
 def _where(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
@@ -401,4 +416,5 @@ def load(path: Path) -> ScenarioFile:
         scenarios=scenarios,
         profiles=dict(raw.profiles),
         headers=tuple(raw.headers.items()),
+        deployments=tuple(OwnCommand(**d.model_dump()) for d in raw.deployment),
     )

@@ -231,9 +231,14 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"at {p['production_workers']} workers with as many requests in flight each, about "
         f"{p['projected']}" + _max_connections(p)
     ),
+    "own_unknown": lambda p: (
+        f"its [[deployment]] names server {p['server']!r}, not one djbench knows "
+        f"(valid: {', '.join(p['valid'])})"
+    ),
     "db_leak": lambda p: (
-        f"kept {p['kept']} more database connection(s) after {p['requests']} requests sent "
-        f"one at a time ({p['scenario']}): about one per request"
+        f"kept {p['kept']} database connection(s) once {p['requests']} requests "
+        f"({p['burst']} at a time, {p['scenario']}) had ended, where its layout explains "
+        f"{p.get('explained', 1)}: about one per request's thread"
         + (f" (CONN_MAX_AGE={p['conn_max_age']})" if p.get("conn_max_age") else "")
         + f"; this role may open {p['limit']} ({p['open']} open now), so under load it "
         "would run out within seconds" + (f"; remedy: {p['remedy']}" if p.get("remedy") else "")

@@ -381,6 +381,11 @@ class PairResult(Model):
         default=None, description="a tuned candidate's layout and knobs (--tune, --config-from)"
     )
     knobs: dict[str, str] = Field(default_factory=dict, description="its server-specific knobs")
+    own: str | None = Field(
+        default=None,
+        description="the project's own deployment this is (PlanRecord.own's name): its "
+        "label; `server` is the registry entry it was measured as",
+    )
     scenario: str
     concurrency: int | None = None
     interface: str | None = None
@@ -410,7 +415,8 @@ class PairResult(Model):
 
     @property
     def label(self) -> str:
-        base = self.server if self.proxy == "none" else f"{self.server}+{self.proxy}"
+        name = self.own or self.server
+        base = name if self.proxy == "none" else f"{name}+{self.proxy}"
         base = f"{base}/{self.protocol}" if self.protocol != "h1" else base
         base = f"{base}[{self.variant_label}]" if self.variant else base
         base = f"{base}{{{self.config}}}" if self.config is not None else base
@@ -470,6 +476,19 @@ class ScenarioMeta(Model):
     )
 
 
+class OwnDeployment(Model):
+    """A server command of the project's own files, measured as written (its label is
+    `name`; `server` the registry entry it is measured as)."""
+
+    name: str
+    server: str
+    command: str
+    found_in: str = ""
+    workers: int | None = None
+    threads: int | None = None
+    config: str | None = None
+
+
 class PlanRecord(Model):
     """How the run was made: everything a comparison must find equal."""
 
@@ -478,6 +497,10 @@ class PlanRecord(Model):
     )
     profile: str | None = None
     servers: list[str] = Field(default_factory=list)
+    own: list[OwnDeployment] = Field(
+        default_factory=list,
+        description="the project's own server commands measured beside djbench's layouts",
+    )
     proxies: list[str] = Field(default_factory=lambda: ["none"])
     scenarios: dict[str, ScenarioMeta] = Field(default_factory=dict)
     scenario_file: str | None = None

@@ -60,6 +60,7 @@ def new_pair(
         ),
         config=deployment.config,
         knobs=dict(deployment.knobs),
+        own=deployment.own.name if deployment.own else None,
         scenario=scenario.name,
         concurrency=concurrency,
         interface=deployment.server.interface,

@@ -3,6 +3,7 @@ resumed run's with its set-up checked), its plan and environment."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from djbench.plan import scenarios
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.results.model import AsgiHops, PlanRecord, RunDocument, ScenarioMeta
+from djbench.results.model import AsgiHops, OwnDeployment, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import resume
 from djbench.run.gates import new_run_id
 from djbench.run.runner import Plan
@@ -129,8 +130,9 @@ def plan_record(
     return PlanRecord(
         options=opts.model_dump(mode="json"),
         servers=[s.name for s in selection.servers],
+        own=[OwnDeployment(**dataclasses.asdict(c)) for c in selection.own],
         proxies=selection.proxies,
-        scenarios=scenario_meta(chosen, selection.servers),
+        scenarios=scenario_meta(chosen, [*selection.servers, *own_specs(selection)]),
         scenario_file=str(selection.scenario_file.path),
         workers=opts.workers,
         threads=opts.threads,
@@ -140,6 +142,12 @@ def plan_record(
         axes=opts.axes,
         **fields,
     )
+
+
+def own_specs(selection: Selection) -> list[ServerSpec]:
+    from djbench.launch.servers import SERVERS
+
+    return [SERVERS[c.server] for c in selection.own]
 
 
 def scenario_meta(

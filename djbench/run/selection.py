@@ -5,7 +5,7 @@ and how it loads."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
@@ -23,6 +23,7 @@ from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
 from djbench.plan.jobplans import GROWTH_THRESHOLD_MB_H, SoakPlan
 from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
+from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
 from djbench.reports.words import say
@@ -44,6 +45,8 @@ class Selection:
     proxies: list[str]
     server_cpus: tuple[int, ...]
     driver_cpus: tuple[int, ...]
+    # The project's own server commands to run ([[deployment]] of the scenario file).
+    own: list[OwnCommand] = field(default_factory=list)
 
 
 def select(opts: RunOptions) -> Selection:
@@ -51,12 +54,18 @@ def select(opts: RunOptions) -> Selection:
     if opts.target is not None:
         return select_target(project, opts)
     scenario_file, chosen = scenario_choice(project, opts)
-    names = choose("server", ",".join(opts.servers), SERVERS)
+    ours = {c.name: c for c in scenario_file.deployments}
+    asked = choose("server", ",".join(opts.servers), [*SERVERS, *ours])
+    names = [n for n in asked if n in SERVERS]
+    own, skipped_own = own_commands(
+        [ours[n] for n in asked if n in ours] if asked else list(ours.values())
+    )
     proxies = choose("proxy", ",".join(opts.proxies), PROXIES) or ["none"]
     server_cpus, driver_cpus = cpu_split(opts.cpus)
-    skipped: dict[str, Notice] = {}
+    skipped: dict[str, Notice] = dict(skipped_own)
     servers: list[ServerSpec] = []
-    for spec in [SERVERS[n] for n in names] if names else list(SERVERS.values()):
+    every = [SERVERS[n] for n in names] if asked else list(SERVERS.values())
+    for spec in every:
         missing = spec.missing()
         if lacking := spec.lacks_part():
             version = (spec.installed() or ("?", ""))[0]
@@ -95,7 +104,28 @@ def select(opts: RunOptions) -> Selection:
         proxies=proxies,
         server_cpus=server_cpus,
         driver_cpus=driver_cpus,
+        own=own,
     )
+
+
+def own_commands(asked: list[OwnCommand]) -> tuple[list[OwnCommand], dict[str, Notice]]:
+    """The project's own commands that can run here, and why the others cannot (a
+    server djbench does not know, or one not installed: the project's pin is kept)."""
+    kept: list[OwnCommand] = []
+    skipped: dict[str, Notice] = {}
+    for own in asked:
+        spec = SERVERS.get(own.server)
+        if spec is None:
+            skipped[own.name] = Notice(
+                code="own_unknown", params={"server": own.server, "valid": list(SERVERS)}
+            )
+        elif missing := spec.missing():
+            skipped[own.name] = Notice(
+                code="not_installed", params={"missing": missing, "extra": spec.extra}
+            )
+        else:
+            kept.append(own)
+    return kept, skipped
 
 
 def scenario_choice(project: Project, opts: RunOptions) -> tuple[scenarios.ScenarioFile, list[str]]:
@@ -190,13 +220,29 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
         for variant in opts.variants()
         for recycle in opts.recycles()
     ]
-    if not opts.workers_auto:
-        return every
-    # --workers auto: each server's documented layout for the CPUs it has.
-    cpus = cpu_count(selection.server_cpus)
-    return [
-        deployment(d, tuning.recommended(d.server.tuning, cpus)) if d.server.multi_worker else d
-        for d in every
+    if opts.workers_auto:
+        # --workers auto: each server's documented layout for the CPUs it has.
+        cpus = cpu_count(selection.server_cpus)
+        every = [
+            deployment(d, tuning.recommended(d.server.tuning, cpus)) if d.server.multi_worker else d
+            for d in every
+        ]
+    # The project's own commands: their layout and recycling as written, h1 only.
+    return every + [
+        Deployment(
+            server=SERVERS[own.server],
+            proxy=proxy,
+            workers=own.workers or 1,
+            threads=own.threads,
+            cpus=selection.server_cpus,
+            port=opts.port,
+            variant=variant,
+            host=opts.advertise_host or HOST,
+            own=own,
+        )
+        for own in selection.own
+        for proxy in selection.proxies
+        for variant in opts.variants()
     ]
 
 

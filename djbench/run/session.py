@@ -98,7 +98,7 @@ def selected(opts: RunOptions) -> Selection:
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
     selection = select(opts)
-    if not selection.servers:
+    if not selection.servers and not selection.own:
         raise CommandError(
             "no server to run: " + "; ".join(f"{k} {say(v)}" for k, v in selection.skipped.items())
         )

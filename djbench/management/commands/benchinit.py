@@ -10,7 +10,7 @@ import tomli_w
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from djbench.plan import discover, drafts, sitepages
+from djbench.plan import discover, drafts, owncommands, sitepages
 from djbench.plan.options import OptionError, split_list
 from djbench.plan.project import PACKAGED_DEPLOY, current
 
@@ -83,9 +83,13 @@ class Command(BaseCommand):
                 f"({len(found.skipped)} page(s) skipped; the commonest reasons are above)"
             )
         scenarios, document = drafts.draft(found.kept)
+        own = owncommands.find(project.directory, project.wsgi_app, project.deploy_dir)
+        if own:
+            document["deployment"] = drafts.deployments(own)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(drafts.HEADER + "\n" + tomli_w.dumps(document), encoding="utf-8")
         self._said(path, scenarios, document, found)
+        self._own(own)
         if deploy:
             self._copy_deploy(project.deploy_dir, force)
         self.stdout.write(
@@ -125,6 +129,18 @@ class Command(BaseCommand):
                 "benchinit --force to record them."
             )
         self._skipped(found.skipped)
+
+    def _own(self, own: list[owncommands.OwnCommand]) -> None:
+        """The project's own deployments, measured beside djbench's layouts."""
+        if not own:
+            self.stdout.write(
+                "No server command of your own was found (Procfile, Dockerfile CMD, "
+                "uwsgi ini, gunicorn config): add a [[deployment]] to measure yours"
+            )
+            return
+        self.stdout.write("Your own deployments, measured beside djbench's layouts:")
+        for c in own:
+            self.stdout.write(f"  {c.name}: {c.command} ({c.found_in}; {c.layout()})")
 
     def _skipped(self, skipped: list[discover.Probe]) -> None:
         if not skipped:

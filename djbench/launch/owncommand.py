@@ -1,0 +1,144 @@
+"""A team's own server command (djbench.plan.owncommands), started as written.
+
+Only what djbench must own is changed, and the command record says so:
+- where it listens: the flags its registry entry names for that (`Listen.flags`) are
+  dropped and djbench's loopback address put in their place; a uWSGI ini is read from
+  a copy in the run's folder without its socket lines (uWSGI adds every socket it is
+  given, so a command-line one would not replace the file's ``http-socket=:$(PORT)``,
+  which listens on every interface);
+- uWSGI gets ``--die-on-term``: without it SIGTERM makes uWSGI 2.0 reload, not stop;
+- the environment: ``PORT`` is djbench's port (files that read it), ``VIRTUAL_ENV``
+  this interpreter's prefix when unset (``virtualenv=$(VIRTUAL_ENV)`` lines);
+- the executable: this environment's console script, like djbench's own layouts;
+- variables the command reads (``$WEB_CONCURRENCY``) come from runbench's environment;
+  one unset and without a default is dropped with its flag (the server's default).
+CPU pinning, the readiness probe and the stop are djbench's, as for every deployment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from djbench.plan.owncommands import OwnCommand
+
+if TYPE_CHECKING:
+    from djbench.launch.servers import Launch, LaunchConfig, ServerSpec
+
+
+@dataclass(frozen=True)
+class Listen:
+    """How a server's command line says where it listens: the options a team's command
+    carries for it (each takes a value) and djbench's in their place ({host}, {port},
+    {bind}: host:port)."""
+
+    flags: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()  # also {kind}: the socket kind its config file used
+    # Keys of its config file (an ini's section) that open sockets: a copy without them
+    # is what it reads, when the config file is one of the project's.
+    ini_keys: tuple[str, ...] = ()
+    ini_section: str = ""
+
+
+NO_LISTEN = Listen()
+
+
+# uWSGI's socket options (ini keys and flags alike): `http` starts its HTTP router,
+# `http-socket` makes the workers speak HTTP, `socket` speaks the uwsgi protocol to a
+# proxy such as nginx (no HTTP: measured as http-socket, and said).
+UWSGI_SOCKETS = ("http", "http-socket", "http11-socket", "https", "socket", "uwsgi-socket")
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
+
+
+def _expanded(word: str) -> str | None:
+    """The word with $VAR / ${VAR} / ${VAR:-default} filled in; None when one is unset
+    without a default."""
+    missing = False
+
+    def fill(match: re.Match[str]) -> str:
+        nonlocal missing
+        name = match.group(1) or match.group(3)
+        value = os.environ.get(name, match.group(2))
+        if value is None:
+            missing = True
+            return ""
+        return value
+
+    out = _VARIABLE.sub(fill, word)
+    return None if missing else out
+
+
+def _without_listen(words: list[str], flags: tuple[str, ...]) -> list[str]:
+    """The words without the listening flags (and their values) and unset variables."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        name, eq, _ = word.partition("=")
+        if name in flags:
+            skip = not eq
+            continue
+        value = _expanded(word)
+        if value is None:
+            if kept and kept[-1].startswith("-") and len(kept) > 1:
+                kept.pop()  # the flag whose value is unset: the server's default
+            continue
+        kept.append(value)
+    return kept
+
+
+def _ini_copy(
+    own: OwnCommand, listen: Listen, project_dir: Path, run_dir: Path
+) -> tuple[Path, str]:
+    """A copy of the project's ini without its sockets (and uWSGI's %d made the
+    original's folder), and the socket kind it used: `http` (uWSGI's router) or else
+    `http-socket` (a uwsgi-protocol `socket` for nginx cannot be loaded over HTTP)."""
+    assert own.config is not None
+    original = project_dir / own.config
+    kind = "http-socket"
+    lines: list[str] = []
+    section = ""
+    for line in original.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip()
+        key = stripped.split("=", 1)[0].strip() if "=" in stripped else ""
+        if section == listen.ini_section and key in listen.ini_keys:
+            kind = "http" if key == "http" else "http-socket"
+            lines.append(f"; djbench: {stripped} (djbench's loopback address instead)")
+            continue
+        lines.append(line.replace("%d", f"{original.parent}/"))
+    copy = run_dir / "own" / f"{own.name}.ini"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return copy, kind
+
+
+def launch(
+    spec: ServerSpec, own: OwnCommand, config: LaunchConfig, project_dir: Path, run_dir: Path
+) -> Launch:
+    """The team's command, listening where djbench says."""
+    from djbench.launch.servers import Launch, executable_path
+
+    words = shlex.split(own.command)
+    words = [executable_path(words[0]) or words[0], *words[1:]]
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    fill = {"host": config.host, "port": str(config.port), "bind": f"{host}:{config.port}"}
+    fill["kind"] = "http-socket"
+    env = {"PORT": str(config.port)}
+    if "VIRTUAL_ENV" not in os.environ:
+        env["VIRTUAL_ENV"] = sys.prefix
+    listen = spec.listen
+    words = _without_listen(words, listen.flags)
+    if listen.ini_keys and own.config:
+        copy, fill["kind"] = _ini_copy(own, listen, project_dir, run_dir)
+        words = [str(copy) if w == own.config else w for w in words]
+    argv = [*words, *(a.format(**fill) for a in listen.argv)]
+    return Launch(argv=argv, env=env, threads=own.threads)
