@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from djbench.reports.ranking import (
     CONFIDENCE,
+    against,
+    beats,
     best_by_throughput,
     cause,
     compared,
@@ -40,12 +42,55 @@ def _short(text: str, chars: int = REASON_CHARS) -> str:
 
 
 def _layout(run: Run) -> str:
-    """The layout every pair had, or that each had its own (--workers auto, --tune)."""
-    workers = {p.entry.workers for p in run.pairs if p.entry.workers}
+    """The layout every pair had, or that each had its own (--workers auto, --tune,
+    a project's own deployment): then each recommendation says its own."""
+    layouts = {layout(p) for p in run.pairs}
     levels = ",".join(str(c) for c in run.plan.concurrency) or "?"
-    if len(workers) != 1:
-        return f"each server's own layout, c={levels}"
-    return f"{workers.pop()} worker(s) each, c={levels}"
+    if len(layouts) != 1:
+        return f"each deployment's own layout, c={levels}"
+    return f"{layouts.pop()} each, c={levels}"
+
+
+def layouts(run: Run) -> str:
+    """Each deployment's layout as it ran ('uvicorn 1 worker(s); yours-uwsgi 2 worker(s)
+    x 4 thread(s)'), or the one they all had."""
+    each = {p.label: layout(p) for p in run.pairs}
+    if len(set(each.values())) <= 1:
+        return f"{next(iter(each.values()), '?')} per deployment"
+    return "; ".join(f"{label} {said}" for label, said in each.items())
+
+
+def layout(pair: Pair) -> str:
+    """'2 worker(s) x 4 thread(s)': what the deployment really ran (threads as the
+    server started with them; an async server's one event loop per worker)."""
+    workers = pair.entry.workers or 1
+    threads = pair.entry.threads
+    return f"{workers} worker(s)" + (f" x {threads} thread(s)" if threads and threads > 1 else "")
+
+
+def _yours(winner: Pair, pairs: list[Pair], unfit_here: dict[str, str]) -> list[str]:
+    """How the recommended deployment compares with each of the project's own (its
+    [[deployment]]s: what the team runs now), paired by round."""
+    out = []
+    for own in [p for p in pairs if p.entry.own and p.label != winner.label]:
+        head = f"    vs yours, {own.label} ({layout(own)}): "
+        if own.label in unfit_here:
+            out.append(head + f"not usable here: {_short(unfit_here[own.label], 50)}")
+            continue
+        [estimate] = against(winner, [own])
+        if estimate is None:
+            out.append(head + f"{_throughput(own)} (too few paired rounds to compare)")
+            continue
+        decision = beats(estimate)
+        low, high = estimate.interval(1 - CONFIDENCE)
+        said = {"better": "more than yours", "equivalent": "the same as yours"}.get(
+            decision.verdict, "not distinguishable from yours"
+        )
+        out.append(
+            head + f"{_throughput(own)}; {winner.label} serves {estimate.ratio:.2f}x "
+            f"[{low:.2f}-{high:.2f}]: {said}"
+        )
+    return out
 
 
 def _throughput(pair: Pair) -> str:
@@ -113,10 +158,21 @@ def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
         )
     if not winners:
         return f"{scenario}: no deployment served it correctly: nothing to recommend"
-    line = f"{scenario}: use {winners[0].label}: {_throughput(winners[0])}"
+    line = f"{scenario}: use {winners[0].label} ({layout(winners[0])}): {_throughput(winners[0])}"
     if len(winners) > 1:
         line += f"; cannot be told from it: {', '.join(w.label for w in winners[1:])}"
     return line
+
+
+def _yours_lines(run: Run, scenario: str, unfit_here: dict[str, str]) -> list[str]:
+    """The comparison with the project's own deployments, under the scenario's line."""
+    pairs = _pairs(run, scenario)
+    if not any(p.entry.own for p in pairs) or _capacity_line(scenario, pairs, unfit_here):
+        return []
+    level = max((p.concurrency or 0 for p in pairs), default=0)
+    at_level = [p for p in pairs if (p.concurrency or 0) == level]
+    winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
+    return [] if blocked or not winners else _yours(winners[0], at_level, unfit_here)
 
 
 def finding(pair: Pair) -> str | None:
@@ -182,7 +238,9 @@ def lines(run: Run) -> list[str]:
         f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
     unfit_here = flagged(run)
-    out = [head, *(f"  {_scenario_line(run, s, unfit_here)}" for s in run.scenarios())]
+    out = [head]
+    for s in run.scenarios():
+        out += [f"  {_scenario_line(run, s, unfit_here)}", *_yours_lines(run, s, unfit_here)]
     out += threshold_lines(run)
     bad = _not_recommended(run)
     if bad:

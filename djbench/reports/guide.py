@@ -521,7 +521,7 @@ def markdown(run: Run) -> str:
         f"Measured on {env.cpu_model or '?'} ({env.cpu_count or '?'} CPUs), "
         f"Python {env.python or '?'}, Django {env.django or '?'}, database "
         f"{db.vendor or '?'}, channel layer {env.channel_layer or '?'}; "
-        f"{plan.workers} worker(s) per server, server CPUs "
+        f"{answer.layouts(run)}, server CPUs "
         f"{plan.server_cpus or 'unpinned'}, "
         f"driver CPUs {plan.driver_cpus or 'unpinned'}, {plan.trials or '?'} "
         f"trials of {plan.duration or '?'} s with {plan.driver or '?'}.",
