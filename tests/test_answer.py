@@ -120,3 +120,25 @@ def test_timeouts_without_a_known_cause_are_said_as_the_queue(tmp_path: Path) ->
         "cause: requests waited longer than the 1 s timeout: 32 connections queue on a layout "
         "that serves about 1 at a time"
     ) in text
+
+
+def test_the_answer_compares_the_recommendation_with_the_team_s_own_deployment(
+    tmp_path: Path,
+) -> None:
+    """A project's own deployment (its [[deployment]], label `yours-uwsgi`, measured as
+    registry entry uwsgi): the answer says how the recommended one compares with it,
+    paired by round with its interval, and the layout each ran."""
+    best = entry("gunicorn-gthread", "home", [300.0, 310.0, 305.0, 298.0, 307.0])
+    best.workers, best.threads = 1, 4
+    yours = entry("uwsgi", "home", [200.0, 204.0, 199.0, 203.0, 201.0])
+    yours.own, yours.workers, yours.threads = "yours-uwsgi", 2, 4
+    run = load_run(write(tmp_path, "r", [best, yours]))
+    said = answer.lines(run)
+    home = next(i for i, line in enumerate(said) if line.strip().startswith("home:"))
+    assert "use gunicorn-gthread (1 worker(s) x 4 thread(s))" in said[home]
+    mine = said[home + 1]
+    assert mine.startswith("    vs yours, yours-uwsgi (2 worker(s) x 4 thread(s)): 201 req/s")
+    ratio = re.search(r"serves (\d\.\d\d)x \[(\d\.\d\d)-(\d\.\d\d)\]: more than yours", mine)
+    assert ratio is not None, mine
+    assert float(ratio[2]) < 1.5 < float(ratio[3])
+    assert "each deployment's own layout" in said[0]

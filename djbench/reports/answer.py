@@ -152,9 +152,11 @@ def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
     at_level = [p for p in pairs if (p.concurrency or 0) == level]
     winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
     if blocked:
+        top = max(blocked, key=lambda p: p.median("rps") or 0.0)
         return (
             f"{scenario}: no verdict: the leaders' trials vary too much to rank "
-            f"({', '.join(p.label for p in blocked)}); run more rounds (--budget)"
+            f"({', '.join(p.label for p in blocked)}); run more rounds (--budget). "
+            f"Highest so far, not a verdict: {top.label} ({layout(top)}) {_throughput(top)}"
         )
     if not winners:
         return f"{scenario}: no deployment served it correctly: nothing to recommend"
@@ -172,7 +174,9 @@ def _yours_lines(run: Run, scenario: str, unfit_here: dict[str, str]) -> list[st
     level = max((p.concurrency or 0 for p in pairs), default=0)
     at_level = [p for p in pairs if (p.concurrency or 0) == level]
     winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
-    return [] if blocked or not winners else _yours(winners[0], at_level, unfit_here)
+    if blocked:  # beside the highest so far, said as not a verdict on its line
+        winners = [max(blocked, key=lambda p: p.median("rps") or 0.0)]
+    return _yours(winners[0], at_level, unfit_here) if winners else []
 
 
 def finding(pair: Pair) -> str | None:
@@ -196,12 +200,17 @@ def _not_recommended(run: Run) -> list[str]:
     """One line per deployment that may not be used, its first finding, and the
     server's known cause on the next line."""
     said: dict[str, list[str]] = {}
+    causes: set[str] = set()
     for pair in _pairs(run):
         if pair.label in said or (why := finding(pair)) is None:
             continue
         said[pair.label] = [f"  {pair.label}: {pair.scenario} {why}"]
         if (known := cause(pair)) is not None:
-            said[pair.label].append(f"    cause: {known.split(';')[0]}")
+            first = known.split(";")[0]
+            said[pair.label].append(
+                "    cause: as above" if first in causes else f"    cause: {first}"
+            )
+            causes.add(first)
     return [line for found in said.values() for line in found]
 
 
