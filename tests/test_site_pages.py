@@ -11,6 +11,7 @@ more than the steady ones). djbench is installed as a package would be:
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -219,3 +220,58 @@ def test_benchinit_says_why_no_page_answers(
     assert "No page answered 200. The commonest reasons:" in done.stderr
     assert "x redirects to https://... (SECURE_SSL_REDIRECT is on and" in done.stderr
     assert "CommandError: no page answered 200" in done.stderr
+
+
+def _combined(path: str, minute: int, method: str = "GET", status: int = 200) -> str:
+    return (
+        f'10.0.0.1 - - [10/Dec/2026:10:{minute:02d}:00 +0000] "{method} {path} HTTP/1.1" '
+        f'{status} 512 "-" "Mozilla/5.0"'
+    )
+
+
+def _caddy(path: str, ts: float) -> str:
+    request = {"method": "GET", "uri": path, "host": "bakery.example", "proto": "HTTP/2.0"}
+    return json.dumps({"level": "info", "ts": ts, "request": request, "status": 200})
+
+
+def test_benchinit_from_an_access_log_orders_scenarios_by_the_site_s_traffic(
+    site: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Combined and Caddy JSON lines in one log: the pages are probed and grouped like
+    the sitemap's (the products, linked from nowhere with --crawl 0, come from the log
+    alone), each scenario's share of the requests is said and orders the profiles; a
+    POST, a query string, a page gone and a line in no format are counted and said."""
+    root, env = site
+    start = 1_796_896_800.0  # 2026-12-10 10:00:00 UTC
+    lines = [_combined("/product-1/", i % 60) for i in range(50)]
+    lines += [_caddy("/product-2/", start + 60 * i) for i in range(10)]
+    lines += [_combined("/post-0/?utm_source=x", i) for i in range(20)]
+    lines += [_combined("/", i) for i in range(15)]
+    lines += [_combined("/contact/", 3, method="POST")] * 5
+    lines += [_combined("/gone/", 4, status=404)] * 8
+    lines += ["not a log line", _combined("/", 59)]
+    log = tmp_path / "access.log"
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "from-log.toml"
+    python = sys.executable
+    done = run(
+        [python, "manage.py", "benchinit", "--crawl", "0", "--from-log", str(log),
+         "--output", str(out)],
+        root, env,
+    )  # fmt: skip
+    said = " ".join(done.stdout.split())
+    data = tomllib.loads(out.read_text())
+    by_name = {s["name"]: s for s in data["scenario"]}
+    product = by_name["product"]
+    assert {product["path"], *product["paths"]} == {"/product-1/", "/product-2/"}
+    assert data["profiles"]["default"][:3] == ["product", "post", "home"]
+    assert "104 GET/HEAD request(s) over 59 min 0 s (0.03 req/s)" in said, said
+    assert "left out: 5 POST; 20 query string(s) dropped; 1 line(s) in no known format" in said
+    assert "product 58%, post 19%, home 15%" in said
+    assert "1 page(s) of the log left out (8 request(s)): /gone/ (8 x): answers 404" in said
+    missing = run(
+        [python, "manage.py", "benchinit", "--from-log", str(tmp_path / "none.log")],
+        root, env, check=False,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert "--from-log: cannot read" in missing.stderr and "Traceback" not in missing.stderr

@@ -56,6 +56,7 @@ class Probe:
 
     route: Route | None  # None: a page of the site's own (sitemap, links) off the URLconf
     path: str = ""
+    traffic: int = 0  # requests to this page's group in the access log (--from-log)
     source: str = "urlconf"
     skipped: str = ""  # why it is not a scenario
     answer: Answered | None = None
@@ -247,11 +248,47 @@ def _from_site(site: sitepages.Found, seen: set[str], user: str | None, count: b
     return probes
 
 
+def _from_log(
+    log_paths: dict[str, int] | None, seen: set[str], user: str | None, count: bool
+) -> list[Probe]:
+    """The access log's pages (the commonest first) not found already."""
+    probes: list[Probe] = []
+    for path in log_paths or {}:
+        if path in seen:
+            continue
+        seen.add(path)
+        answer = probe(path, user, count, steady=False)
+        skipped = why_not(answer, user)
+        probes.append(Probe(route=None, path=path, source="log", answer=answer, skipped=skipped))
+    return probes
+
+
+def weigh(kept: list[Probe], probes: list[Probe], log_paths: dict[str, int] | None) -> None:
+    """Each kept probe's share of the log's requests: a logged page counts for the probe
+    whose page it is, else for the first of its group (as group() merged it)."""
+    if not log_paths:
+        return
+    by_path = {p.path: p for p in kept if p.path}
+    by_key: dict[tuple[str, str], Probe] = {}
+    for p in kept:
+        assert p.answer is not None
+        by_key.setdefault(group_key(p.answer), p)
+    answered = {p.path: p for p in probes if p.path and p.answer and not p.skipped}
+    for path, requests in log_paths.items():
+        found = answered.get(path)
+        owner = by_path.get(path) or (
+            by_key.get(group_key(found.answer)) if found and found.answer else None
+        )
+        if owner is not None:
+            owner.traffic += requests
+
+
 def discover(
     samples: dict[str, str],
     user: str | None,
     include_admin: bool = False,
     crawl_pages: int = sitepages.CRAWL_PAGES,
+    log_paths: dict[str, int] | None = None,
 ) -> Discovery:
     """Every candidate page probed: (kept, skipped, what the site's own search saw)."""
     count = "djbench.middleware.QueryCountMiddleware" in settings.MIDDLEWARE
@@ -263,8 +300,10 @@ def discover(
         site = sitepages.site_pages(
             inprocess.client(), lambda p: p.startswith(admin) and not include_admin, crawl_pages
         )
-        probes += _from_site(site, seen, user, count)
+        logged = _from_log(log_paths, seen, user, count)
+        probes += logged + _from_site(site, seen, user, count)
         kept = group([p for p in probes if not p.skipped])
+        weigh(kept, probes, log_paths)
         for p in kept:  # the samples kept are probed again, warmed: steady counts
             p.samples = [
                 s if p.source == "urlconf" and i == 0 else probe(s.path, user, count)

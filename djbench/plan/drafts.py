@@ -155,10 +155,13 @@ def visitor_rank(p: Probe, order: int) -> tuple[int, int]:
 
 
 def ranked(scenarios: list[Probe]) -> list[Probe]:
+    """The scenarios in the order visitors read them: by their share of an access log's
+    requests when one was read (--from-log), then by visitor_rank."""
     return [
         p
         for _, p in sorted(
-            ((visitor_rank(p, i), p) for i, p in enumerate(scenarios)), key=lambda x: x[0]
+            (((-p.traffic, *visitor_rank(p, i)), p) for i, p in enumerate(scenarios)),
+            key=lambda x: x[0],
         )
     ]
 

@@ -10,7 +10,7 @@ import tomli_w
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
-from djbench.plan import discover, drafts, owncommands, sitepages
+from djbench.plan import accesslogs, discover, drafts, owncommands, sitepages
 from djbench.plan.options import OptionError, split_list
 from djbench.plan.project import PACKAGED_DEPLOY, current
 
@@ -41,6 +41,13 @@ class Command(BaseCommand):
             help="pages fetched for their links from the home page, in-process "
             f"(default {sitepages.CRAWL_PAGES}; 0: the URLconf and the sitemap only)",
         )
+        a(
+            "--from-log",
+            type=Path,
+            metavar="FILE",
+            help="an access log (Caddy JSON, nginx/Apache/Gunicorn combined): its pages are "
+            "probed too, and scenarios are ordered by their share of its requests",
+        )
 
     def handle(
         self,
@@ -52,6 +59,7 @@ class Command(BaseCommand):
         sample_values: str | None,
         include_admin: bool,
         crawl: int,
+        from_log: Path | None,
         **options: Any,
     ) -> None:
         project = current()
@@ -63,6 +71,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc), returncode=2) from None
         if user:
             self._check_user(user)
+        traffic = self._traffic(from_log)
         path = output or project.scenarios
         if path.exists() and not force:
             raise CommandError(
@@ -70,7 +79,8 @@ class Command(BaseCommand):
                 returncode=2,
             )
         try:
-            found = discover.discover(samples, user, include_admin, crawl)
+            logged = dict(traffic.commonest()) if traffic else None
+            found = discover.discover(samples, user, include_admin, crawl, logged)
         except DatabaseError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CommandError(
@@ -89,6 +99,8 @@ class Command(BaseCommand):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(drafts.HEADER + "\n" + tomli_w.dumps(document), encoding="utf-8")
         self._said(path, scenarios, document, found)
+        if traffic is not None:
+            self._traffic_said(from_log, traffic, scenarios, found)
         self._own(own)
         if deploy:
             self._copy_deploy(project.deploy_dir, force)
@@ -129,6 +141,48 @@ class Command(BaseCommand):
                 "benchinit --force to record them."
             )
         self._skipped(found.skipped)
+
+    def _traffic(self, from_log: Path | None) -> accesslogs.Traffic | None:
+        """The access log's traffic, read before anything else (one line if it cannot)."""
+        if from_log is None:
+            return None
+        try:
+            traffic = accesslogs.read(from_log)
+        except OSError as exc:
+            raise CommandError(
+                f"--from-log: cannot read {from_log}: {exc.strerror or exc}", returncode=2
+            ) from None
+        if not traffic.paths:
+            raise CommandError(
+                f"--from-log: {from_log} holds no GET or HEAD request in a known format "
+                "(Caddy JSON, combined, common): " + traffic.summary(),
+                returncode=2,
+            )
+        return traffic
+
+    def _traffic_said(
+        self,
+        from_log: Path | None,
+        traffic: accesslogs.Traffic,
+        scenarios: list[discover.Probe],
+        found: discover.Discovery,
+    ) -> None:
+        """The log's span and rate, each scenario's share, and the pages no longer served."""
+        total = traffic.requests
+        self.stdout.write(f"Traffic in {from_log}: {traffic.summary()}")
+        shares = [(p.scenario["name"], p.traffic) for p in scenarios if p.traffic]
+        said = ", ".join(f"{name} {n / total:.0%}" for name, n in shares)
+        covered = sum(n for _, n in shares)
+        self.stdout.write(
+            f"Share of the log's requests by scenario: {said or 'none'} "
+            f"({covered / total:.0%} of the log's requests are in a scenario)"
+        )
+        gone = [p for p in found.skipped if p.source == "log"]
+        if gone:
+            lost = sum(traffic.paths[p.path] for p in gone)
+            self.stdout.write(f"{len(gone)} page(s) of the log left out ({lost} request(s)):")
+            for p in sorted(gone, key=lambda p: -traffic.paths[p.path])[:5]:
+                self.stdout.write(f"  {p.path} ({traffic.paths[p.path]} x): {p.skipped}")
 
     def _own(self, own: list[owncommands.OwnCommand]) -> None:
         """The project's own deployments, measured beside djbench's layouts."""
