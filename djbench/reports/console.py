@@ -1,4 +1,5 @@
-"""What runbench prints: the server list, the verify matrix and the results (rich tables)."""
+"""What runbench prints: the server list and the results (rich tables); the verify
+gate's matrix and ASGI hops are djbench.reports.gate_output's."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from djbench.reports.gate_output import print_gate_warnings
 from djbench.reports.search_words import capacity_how, span, sweep_text
 from djbench.reports.words import (
     broadcast_text,
     exceptions_text,
     grouped_warnings,
     growth_text,
-    hop_causes,
     pair_name,
     restarts_text,
     say,
@@ -24,9 +25,6 @@ from djbench.reports.words import (
 from djbench.results.analysis import UNDERSERVED, broadcast_rates, failures, per_100mb
 from djbench.results.held import held
 from djbench.results.model import Notice, PairResult, RunDocument, Trial
-
-MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}
-
 
 LOG_WIDTH = 100  # without a terminal (a log, CI): every table fits this many columns
 
@@ -54,71 +52,6 @@ def trial_line(done: int, total: int, label: str, trial: Trial) -> str:
 def print_skipped(console: Console, skipped: dict[str, Notice]) -> None:
     for name, why in skipped.items():
         console.print(f"[yellow]skipped[/] {escape(name)}: {escape(say(why))}")
-
-
-def print_gate(console: Console, label: str, startup: float | None, error: str) -> None:
-    """One line as each deployment of the verify gate finishes."""
-    state = "[red]failed[/]" if error else "[green]verified[/]"
-    took = "" if startup is None else f" (ready in {startup:.1f}s)"
-    console.print(f"{state} {escape(label)}{took}")
-    if error:
-        console.print(f"    {escape(error)}")
-
-
-def print_matrix(console: Console, document: RunDocument) -> None:
-    """The verify gate's matrix: a row per deployment, a column per endpoint."""
-    endpoints: dict[str, list[str]] = defaultdict(list)
-    for name, meta in document.plan.scenarios.items():
-        endpoints[meta.endpoint or name].append(name)
-    variants = {name: meta.variant for name, meta in document.plan.scenarios.items()}
-    rows: dict[str, dict[str, PairResult]] = defaultdict(dict)
-    for entry in document.results:
-        rows[entry.label][entry.scenario] = entry
-    table = Table(title="Verify gate", title_justify="left")
-    table.add_column("server")
-    table.add_column("start (s)", justify="right")
-    for endpoint, names in endpoints.items():
-        label = endpoint + ("\n" + "/".join(variants[n] for n in names if variants[n]) or "")
-        table.add_column(escape(label.strip()), justify="center")
-    reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for label, by_scenario in rows.items():
-        startup = next(iter(by_scenario.values())).startup_seconds
-        row = [escape(label), "" if startup is None else f"{startup:.1f}"]
-        for names in endpoints.values():
-            cell = ""
-            for name in names:
-                found = by_scenario.get(name)
-                if found is None:
-                    continue
-                cell += MARKS.get(found.status, "?")
-                if found.status != "ok":
-                    reasons[(found.status, say(found.reason))].append(f"{label}:{name}")
-            row.append(cell)
-        table.add_row(*row)
-    console.print(table)
-    console.print("✓ ok   - incompatible   ✗ failed")
-    for (status, reason), pairs in sorted(reasons.items()):
-        style = "yellow" if status == "incompatible" else "red"
-        console.print(f"[{style}]{status}[/]: {escape(reason)}")
-        console.print(f"    {escape(_summarise(pairs))}")
-    print_gate_warnings(console, document)
-
-
-def print_gate_warnings(console: Console, document: RunDocument) -> None:
-    """What the gate passed with something to say (a query count outside its steady
-    range), a line per kind of warning with the pairs that gave it."""
-    said: dict[str, list[str]] = defaultdict(list)
-    for entry in document.results:
-        for notice in entry.verify.warnings if entry.verify else []:
-            said[say(notice)].append(f"{entry.label}:{entry.scenario}")
-    for text, pairs in said.items():
-        console.print(f"[yellow]warning[/]: {escape(text)}")
-        console.print(f"    {escape(_summarise(sorted(set(pairs))))}")
-
-
-def _summarise(pairs: list[str], limit: int = 8) -> str:
-    shown = ", ".join(pairs[:limit])
-    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -399,27 +332,6 @@ def print_held(console: Console, document: RunDocument) -> None:
             _fmt(h.db_peak, 0), _fmt(h.db_after, 0), _fmt(h.explained, 0),
             escape(found.strip("; ")),
         )  # fmt: skip
-    console.print(table)
-
-
-def print_hops(console: Console, document: RunDocument) -> None:
-    """ASGI readiness: thread hops per request of each scenario, and what forces them."""
-    counted = {n: m.asgi_hops for n, m in document.plan.scenarios.items() if m.asgi_hops}
-    if not counted:
-        return
-    table = Table(
-        title="ASGI readiness: thread hops per request (Django's ASGIHandler, in-process)",
-        title_justify="left",
-    )
-    for column in ("scenario", "hops", "what forces them"):
-        table.add_column(column, justify="right" if column == "hops" else "left")
-    for name, h in counted.items():
-        if h is None:
-            continue
-        if not h.counted:
-            table.add_row(escape(name), "", escape(h.why))
-            continue
-        table.add_row(escape(name), str(h.hops), escape(hop_causes(h.causes)))
     console.print(table)
 
 

@@ -29,11 +29,11 @@ from djbench.reports import outputs
 from djbench.reports.console import (
     console_for,
     print_held,
-    print_hops,
     print_results,
     print_skipped,
     trial_line,
 )
+from djbench.reports.gate_output import print_hops
 from djbench.reports.outputs import CiFiles, answer_lines
 from djbench.reports.words import budget_text, say
 from djbench.results import store

@@ -12,7 +12,8 @@ from rich.markup import escape
 from djbench.launch.process import terminate_on_signals
 from djbench.measure import environment
 from djbench.plan.runplan import RunOptions
-from djbench.reports.console import console_for, print_gate, print_hops, print_matrix, print_skipped
+from djbench.reports.console import console_for, print_skipped
+from djbench.reports.gate_output import print_gate, print_hops, print_matrix
 from djbench.results import store
 from djbench.results.model import RunDocument
 from djbench.run import exits, logins, variants
