@@ -73,7 +73,7 @@ expect = { status = 200, contains = ["slow"] }
 
 
 @pytest.mark.servers
-def test_a_60ms_page_measures_under_the_quick_profile(tmp_path: Path) -> None:
+def test_a_60ms_page_measures_under_the_quick_profile(tmp_path: Path, one_pass: None) -> None:
     root, env = users_project(tmp_path)
     (root / "mysite" / "slow.py").write_text(SLOW_VIEW)
     urls = root / "mysite" / "urls.py"

@@ -95,7 +95,7 @@ def test_misses_are_in_the_answer_and_junit(tmp_path: Path) -> None:
 
 @pytest.mark.servers
 def test_p99_at_most_1_ms_on_health_sync_is_missed_with_exit_1(
-    live_database: str, tmp_path: Path
+    live_database: str, tmp_path: Path, one_pass: None
 ) -> None:
     out = StringIO()
     with pytest.raises(CommandError) as caught:
