@@ -76,10 +76,18 @@ def test_djbench_s_own_deploy_folder_is_not_the_team_s(tmp_path: Path) -> None:
     deploy.mkdir()
     (deploy / "uwsgi.ini").write_text(UWSGI_INI)
     (deploy / "gunicorn.conf.py").write_text("workers = 2\n")
-    assert find(tmp_path, "app.wsgi:application", deploy) == []
+    assert find(tmp_path, "app.wsgi:application", (deploy,)) == []
     assert [c.config for c in find(tmp_path, "app.wsgi:application")] == [
         "deploy/gunicorn.conf.py", "deploy/uwsgi.ini",
     ]  # fmt: skip
+    # This repository: djbench's packaged deploy/ folder is djbench's too.
+    from djbench.plan.project import PACKAGED_DEPLOY
+
+    repository = PACKAGED_DEPLOY.parent.parent
+    if (repository / "pyproject.toml").exists():  # an editable install: the checkout
+        assert (
+            find(repository, "x.wsgi:application", (repository / "deploy", PACKAGED_DEPLOY)) == []
+        )
 
 
 @pytest.mark.servers

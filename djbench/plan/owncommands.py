@@ -63,9 +63,11 @@ class OwnCommand:
         return workers + (f" x {self.threads} thread(s)" if self.threads else "")
 
 
-def find(root: Path, wsgi_app: str, djbench_dir: Path | None = None) -> list[OwnCommand]:
+def find(root: Path, wsgi_app: str, djbench_dirs: tuple[Path, ...] = ()) -> list[OwnCommand]:
     """Every server command the project's files write, one per (server, command); the
-    files djbench's own deploy folder holds (`benchinit --deploy`) are djbench's."""
+    files of djbench's own deploy folders (the project's copy from `benchinit --deploy`,
+    the packaged one when djbench's sources sit in the project) are djbench's."""
+    ours = {d.resolve() for d in djbench_dirs}
     found: list[OwnCommand] = []
     for source, line in _commands(root):
         own = recognise(root, line, source, wsgi_app)
@@ -74,7 +76,7 @@ def find(root: Path, wsgi_app: str, djbench_dir: Path | None = None) -> list[Own
     named = {c.config for c in found if c.config}
     for path in _config_files(root):
         relative = str(path.relative_to(root))
-        if relative in named or (djbench_dir is not None and path.parent == djbench_dir):
+        if relative in named or path.parent.resolve() in ours:
             continue
         command = (
             f"uwsgi --ini {relative}"

@@ -93,7 +93,9 @@ class Command(BaseCommand):
                 f"({len(found.skipped)} page(s) skipped; the commonest reasons are above)"
             )
         scenarios, document = drafts.draft(found.kept)
-        own = owncommands.find(project.directory, project.wsgi_app, project.deploy_dir)
+        own = owncommands.find(
+            project.directory, project.wsgi_app, (project.deploy_dir, PACKAGED_DEPLOY)
+        )
         if own:
             document["deployment"] = drafts.deployments(own)
         path.parent.mkdir(parents=True, exist_ok=True)
