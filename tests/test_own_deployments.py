@@ -121,6 +121,11 @@ def test_a_project_s_procfile_and_uwsgi_ini_are_measured_as_written(
     assert "yours-gunicorn: gunicorn mysite.wsgi --workers 2 -b 0.0.0.0:80" in said
     written = tomllib.loads((root / "loadtests" / "default.toml").read_text())
     assert [d["name"] for d in written["deployment"]] == ["yours-uwsgi", "yours-gunicorn"]
+    listed = subprocess.run(
+        [*manage, "runbench", "--list"], cwd=root, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert "yours-uwsgi: uwsgi etc/uwsgi.ini (as uwsgi; Procfile (web)" in listed.stdout
     out = tmp_path / "out"
     run = subprocess.run(
         [*manage, "runbench", "--verify-only", "--servers", "yours-uwsgi,yours-gunicorn,uwsgi",

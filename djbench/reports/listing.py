@@ -9,6 +9,7 @@ from rich.table import Table
 
 from djbench.launch.proxy import caddy_missing
 from djbench.launch.servers import SERVERS, ServerSpec
+from djbench.plan.owncommands import OwnCommand
 from djbench.plan.scenarios import Scenario
 
 
@@ -31,9 +32,10 @@ def print_list(
     drivers: dict[str, str],
     problem: str | None = None,
     profiles: dict[str, list[str]] | None = None,
+    own: tuple[OwnCommand, ...] = (),
 ) -> None:
     """The servers and what installs them, the proxies, the load drivers (name ->
-    whether it is available, in words), the scenarios."""
+    whether it is available, in words), the scenarios, the project's own deployments."""
     # Two tables, each within 100 columns: install state, then what each server is.
     table = Table(title="Servers", title_justify="left")
     for column in ("name", "interface", "WS", "version", "installed"):
@@ -84,3 +86,8 @@ def print_list(
         console.print("Profiles (what runbench loads without --scenarios; --quick: quick):")
         for name, members in profiles.items():
             console.print(f"  {escape(name)}: {escape(', '.join(members))}")
+    if own:
+        console.print("Your own deployments (measured beside djbench's; --servers takes them):")
+        for c in own:
+            said = f"{c.name}: {c.command} (as {c.server}; {c.found_in}; {c.layout()})"
+            console.print(f"  {escape(said)}")

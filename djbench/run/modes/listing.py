@@ -36,7 +36,14 @@ def list_all(console: Console, opts: RunOptions) -> None:
     except scenarios.ScenarioError as exc:
         print_list(console, [], str(path), drivers(), problem=str(exc))
         return
-    print_list(console, list(file.scenarios), str(file.path), drivers(), profiles=file.profiles)
+    print_list(
+        console,
+        list(file.scenarios),
+        str(file.path),
+        drivers(),
+        profiles=file.profiles,
+        own=file.deployments,
+    )
 
 
 def drivers() -> dict[str, str]:
