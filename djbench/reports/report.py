@@ -9,7 +9,7 @@ from collections.abc import Callable
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from djbench.reports import charts
+from djbench.reports import answer, charts
 from djbench.reports.ranking import cause, unfit
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
@@ -555,7 +555,7 @@ def environment_section(runs: list[Run]) -> Section:
         ("middleware profile", lambda r: r.environment.middleware_profile),
         ("driver", lambda r: f"{r.plan.driver} ({r.environment.tools.get('driver')})"),
         ("loop / keep-alive", _loop_and_connections),
-        ("workers / threads", lambda r: f"{r.plan.workers} / {r.plan.threads or 'server default'}"),
+        ("layouts as run (workers x threads)", answer.layouts),
         (
             "server CPUs / driver CPUs",
             lambda r: f"{r.plan.server_cpus} / {r.plan.driver_cpus} ({r.plan.pinning})",
