@@ -402,6 +402,9 @@ def configured(document: RunDocument, templates: list[Deployment]) -> list[Deplo
         return []
     found = []
     for template in templates:
+        if template.own is not None:  # the project's own: measured as written, beside
+            found.append(template)
+            continue
         config = document.tuning.best.get(template.server.name)
         if config is None:
             continue
