@@ -368,7 +368,7 @@ def from_tuning(
     for d in templates:
         if d.server.name not in document.tuning.best:
             console.print(f"[yellow]skipped[/] {d.server.name}: not tuned in {path.name}")
-    if not found:
+    if not any(d.own is None for d in found):
         raise OptionError(f"--config-from: {path} tuned none of the servers asked")
     return found
 
