@@ -366,7 +366,7 @@ def from_tuning(
         raise OptionError(f"--config-from: {path} is not a --tune run with a best configuration")
     found = configured(document, templates)
     for d in templates:
-        if d.server.name not in document.tuning.best:
+        if d.own is None and d.server.name not in document.tuning.best:
             console.print(f"[yellow]skipped[/] {d.server.name}: not tuned in {path.name}")
     if not any(d.own is None for d in found):
         raise OptionError(f"--config-from: {path} tuned none of the servers asked")
