@@ -29,7 +29,7 @@ from djbench.plan.runplan import RunOptions, soak_interval, variant_label
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import Notice, RunDocument
-from djbench.run import remote, variants
+from djbench.run import owndeploy, remote, variants
 from djbench.run.runner import (
     Plan,
 )
@@ -57,7 +57,7 @@ def select(opts: RunOptions) -> Selection:
     ours = {c.name: c for c in scenario_file.deployments}
     asked = choose("server", ",".join(opts.servers), [*SERVERS, *ours])
     names = [n for n in asked if n in SERVERS]
-    own, skipped_own = own_commands(
+    own, skipped_own = owndeploy.runnable(
         [ours[n] for n in asked if n in ours] if asked else list(ours.values())
     )
     proxies = choose("proxy", ",".join(opts.proxies), PROXIES) or ["none"]
@@ -106,26 +106,6 @@ def select(opts: RunOptions) -> Selection:
         driver_cpus=driver_cpus,
         own=own,
     )
-
-
-def own_commands(asked: list[OwnCommand]) -> tuple[list[OwnCommand], dict[str, Notice]]:
-    """The project's own commands that can run here, and why the others cannot (a
-    server djbench does not know, or one not installed: the project's pin is kept)."""
-    kept: list[OwnCommand] = []
-    skipped: dict[str, Notice] = {}
-    for own in asked:
-        spec = SERVERS.get(own.server)
-        if spec is None:
-            skipped[own.name] = Notice(
-                code="own_unknown", params={"server": own.server, "valid": list(SERVERS)}
-            )
-        elif missing := spec.missing():
-            skipped[own.name] = Notice(
-                code="not_installed", params={"missing": missing, "extra": spec.extra}
-            )
-        else:
-            kept.append(own)
-    return kept, skipped
 
 
 def scenario_choice(project: Project, opts: RunOptions) -> tuple[scenarios.ScenarioFile, list[str]]:
@@ -227,23 +207,9 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
             deployment(d, tuning.recommended(d.server.tuning, cpus)) if d.server.multi_worker else d
             for d in every
         ]
-    # The project's own commands: their layout and recycling as written, h1 only.
-    return every + [
-        Deployment(
-            server=SERVERS[own.server],
-            proxy=proxy,
-            workers=own.workers or 1,
-            threads=own.threads,
-            cpus=selection.server_cpus,
-            port=opts.port,
-            variant=variant,
-            host=opts.advertise_host or HOST,
-            own=own,
-        )
-        for own in selection.own
-        for proxy in selection.proxies
-        for variant in opts.variants()
-    ]
+    return every + owndeploy.deployments(
+        selection.own, selection.proxies, selection.server_cpus, opts
+    )
 
 
 def runnable(
