@@ -29,7 +29,7 @@ from djbench.launch.process import (
     pinned,
 )
 from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
-from djbench.launch.servers import LaunchConfig, ServerSpec, knob_argv
+from djbench.launch.servers import Launch, LaunchConfig, ServerSpec, knob_argv
 from djbench.launch.tls import TlsFiles, certificates
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project
@@ -182,22 +182,7 @@ def deploy(
     server_port = client_port if direct else free_port(HOST)
     own_tls = certificates(run_dir, front) if direct and deployment.protocol == "h2" else None
     config = launch_config(project, deployment, (front if direct else HOST, server_port), own_tls)
-    config_file = config.config_file
-    if deployment.own is not None and deployment.own.config:
-        config_file = project.directory / deployment.own.config
-    try:
-        launch = (
-            spec.launch(config)
-            if deployment.own is None
-            else owncommand.launch(spec, deployment.own, config, project.directory, run_dir)
-        )
-        server_config = config_record(config_file)
-    except OSError as exc:
-        raise ServerError(
-            f"{spec.name}: its config {config_file} cannot be read ({exc.strerror}); "
-            f"put one in {project.deploy_dir} (python manage.py benchinit --deploy copies "
-            "djbench's defaults there)"
-        ) from None
+    launch, server_config = _launch(project, deployment, config, run_dir)
     slug = deployment.slug
     argv = pinned(launch.argv, deployment.cpus)
     server = ProcessTree(
@@ -248,6 +233,31 @@ def deploy(
         server.stop()
         # Its database sessions end with it, before anything else starts (issue 36).
         dbsessions.note(server.log_path, dbsessions.release(conninfo, server.application_name))
+
+
+def _launch(
+    project: Project, deployment: Deployment, config: LaunchConfig, run_dir: Path
+) -> tuple[Launch, dict[str, str]]:
+    """The server's command (djbench's layout, or the project's own command as written)
+    and the record of the config file it reads; ServerError when that cannot be read."""
+    spec, own = deployment.server, deployment.own
+    config_file = project.directory / own.config if own and own.config else config.config_file
+    try:
+        if own is None:
+            launch = spec.launch(config)
+        else:
+            launch = owncommand.launch(spec, own, config, project.directory, run_dir)
+        return launch, config_record(config_file)
+    except OSError as exc:
+        fix = (
+            f"it is your [[deployment]] {own.name}'s: check its path"
+            if own is not None
+            else f"put one in {project.deploy_dir} (python manage.py benchinit --deploy "
+            "copies djbench's defaults there)"
+        )
+        raise ServerError(
+            f"{spec.name}: its config {config_file} cannot be read ({exc.strerror}); {fix}"
+        ) from None
 
 
 def launch_config(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from djbench.launch.argfile import without
 from djbench.plan.owncommands import OwnCommand
 
 if TYPE_CHECKING:
@@ -73,22 +74,15 @@ def _expanded(word: str) -> str | None:
     return None if missing else out
 
 
-def _without_listen(words: list[str], flags: tuple[str, ...]) -> list[str]:
-    """The words without the listening flags (and their values) and unset variables."""
+def _filled(words: list[str]) -> list[str]:
+    """The words with their variables filled in; one unset (and without a default) is
+    dropped with the flag it is the value of: the server's default then holds."""
     kept: list[str] = []
-    skip = False
     for word in words:
-        if skip:
-            skip = False
-            continue
-        name, eq, _ = word.partition("=")
-        if name in flags:
-            skip = not eq
-            continue
         value = _expanded(word)
         if value is None:
             if kept and kept[-1].startswith("-") and len(kept) > 1:
-                kept.pop()  # the flag whose value is unset: the server's default
+                kept.pop()
             continue
         kept.append(value)
     return kept
@@ -136,7 +130,7 @@ def launch(
     if "VIRTUAL_ENV" not in os.environ:
         env["VIRTUAL_ENV"] = sys.prefix
     listen = spec.listen
-    words = _without_listen(words, listen.flags)
+    words = _filled(without(words, listen.flags))
     if listen.ini_keys and own.config:
         copy, fill["kind"] = _ini_copy(own, listen, project_dir, run_dir)
         words = [str(copy) if w == own.config else w for w in words]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from djbench.launch.argfile import read_args
+from djbench.launch.argfile import read_args, without
 from djbench.launch.owncommand import NO_LISTEN, UWSGI_SOCKETS, Listen
 from djbench.launch.recycling import (
     NO_RECYCLE,
@@ -28,6 +28,7 @@ from djbench.launch.recycling import (
     uvicorn_recycle,
     uwsgi_recycle,
 )
+from djbench.plan.owncommands import GUNICORN_WORKER_CLASS
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import ONE_PROCESS, PER_CPU, Space
 
@@ -206,23 +207,7 @@ def _args_file(spec: ServerSpec, config: LaunchConfig) -> list[str]:
     argv = read_args(config.config_file)
     if config.recycle is None:
         return argv
-    return _without(argv, spec.recycling(config.recycle, config.workers).strip)
-
-
-def _without(argv: list[str], flags: tuple[str, ...]) -> list[str]:
-    """argv without the given flags and their values (`--flag value` or `--flag=value`)."""
-    kept: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in flags:
-            skip = "=" not in arg
-            continue
-        kept.append(arg)
-    return kept
+    return without(argv, spec.recycling(config.recycle, config.workers).strip)
 
 
 # Knobs a tuning candidate may set besides workers and threads, as each server's flags.
@@ -247,13 +232,6 @@ def knob_argv(server: str, knobs: tuple[tuple[str, str], ...]) -> list[str]:
 # How a tuned layout is written into each server's own deploy file (the settings a
 # later line overrides: uWSGI's ini and Gunicorn's Python file take the last value;
 # the .args files, the last flag; TOML cannot repeat a key, so its line is replaced).
-_GUNICORN_CLASS = {
-    "gunicorn-sync": "sync",
-    "gunicorn-gthread": "gthread",
-    "gunicorn-gevent": "gevent",
-    "gunicorn-uvicorn": "uvicorn_worker.UvicornWorker",
-    "gunicorn-asgi": "asgi",
-}
 
 
 def tuned_settings(
@@ -262,8 +240,8 @@ def tuned_settings(
     """The lines that give `server` this layout in its deploy file's own syntax."""
     if server == "uwsgi":
         return [f"processes = {workers}", f"threads = {threads or 1}"]
-    if server in _GUNICORN_CLASS:
-        lines = [f"workers = {workers}", f'worker_class = "{_GUNICORN_CLASS[server]}"']
+    if server in GUNICORN_WORKER_CLASS:
+        lines = [f"workers = {workers}", f'worker_class = "{GUNICORN_WORKER_CLASS[server]}"']
         if threads is not None and server == "gunicorn-gthread":
             lines.append(f"threads = {threads}")
         if "worker_connections" in knobs:
@@ -402,7 +380,7 @@ def _daphne(spec: ServerSpec, config: LaunchConfig) -> Launch:
     if config.tls is None:
         opening = [*_args_file(spec, config), "-b", config.host, "-p", str(config.port)]
     else:
-        opening = _without(_args_file(spec, config), ("-b", "-p", "--bind", "--port"))
+        opening = without(_args_file(spec, config), ("-b", "-p", "--bind", "--port"))
     argv = [
         _exe(spec),
         *opening,

@@ -32,14 +32,18 @@ from pathlib import Path
 
 # The executable each server's command starts with, and its registry names.
 EXECUTABLES = ("uwsgi", "gunicorn", "uvicorn", "granian", "daphne", "hypercorn")
-# Gunicorn's worker classes (-k / worker_class) as djbench's registry entries.
-GUNICORN_CLASSES = {
-    "sync": "gunicorn-sync",
-    "gthread": "gunicorn-gthread",
-    "gevent": "gunicorn-gevent",
-    "uvicorn_worker.UvicornWorker": "gunicorn-uvicorn",
-    "uvicorn.workers.UvicornWorker": "gunicorn-uvicorn",
-    "asgi": "gunicorn-asgi",
+# Gunicorn's worker class (-k / worker_class) of each of djbench's Gunicorn entries: the
+# registry's builders and tuned files write them, and a team's command is read back by
+# them (with the deprecated Uvicorn worker path besides).
+GUNICORN_WORKER_CLASS = {
+    "gunicorn-sync": "sync",
+    "gunicorn-gthread": "gthread",
+    "gunicorn-gevent": "gevent",
+    "gunicorn-uvicorn": "uvicorn_worker.UvicornWorker",
+    "gunicorn-asgi": "asgi",
+}
+GUNICORN_CLASSES = {v: k for k, v in GUNICORN_WORKER_CLASS.items()} | {
+    "uvicorn.workers.UvicornWorker": "gunicorn-uvicorn"
 }
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "static", "media", "__pycache__"}
 SEARCH_DEPTH = 2  # folders below the project's root searched for config files
