@@ -247,14 +247,16 @@ def recognise(root: Path, line: str, source: str, wsgi_app: str) -> OwnCommand |
     server = _asgi_server(words)
     if server is None:
         return None
-    threads = _number(option(words, "--blocking-threads")) if server == "granian-wsgi" else None
-    workers = _number(option(words, "--workers", "-w"))
+    # Granian's blocking threads serve a WSGI app's requests (under ASGI they only run
+    # sync calls); a server with no --workers (Daphne) is one process.
+    wsgi = option(words, "--interface") == "wsgi"
+    threads = _number(option(words, "--blocking-threads")) if wsgi else None
     return OwnCommand(
         name="",
         server=server,
         command=shlex.join(words),
         found_in=source,
-        workers=1 if server == "daphne" else workers or 1,
+        workers=_number(option(words, "--workers", "-w")) or 1,
         threads=threads,
     )
 
