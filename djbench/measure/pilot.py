@@ -25,32 +25,51 @@ SECONDS = 5.0
 
 def service_times(target: Target, scenarios: list[Scenario]) -> list[ServiceTime]:
     """The HTTP scenarios' service times (a scenario that fails here is left out: the
-    verify gate says why, per server)."""
+    verify gate says why, per server). A mix's is its pages' weighted mean, its slowest
+    their slowest."""
     found = []
     for scenario in scenarios:
         if scenario.kind != "http":
             continue
-        paths = scenario.request.path_list()
-        times: list[float] = []
-        deadline = time.monotonic() + SECONDS
-        for i in range(WARM + REQUESTS):
-            path = paths[i % len(paths)]
-            started = time.perf_counter()
-            answer = send(target, scenario.request, count_queries=False, path=path)
-            took = time.perf_counter() - started
-            if answer.error or answer.status != scenario.expect.status:
-                break
-            if i >= WARM:
-                times.append(took * 1000)
-            if time.monotonic() > deadline:
-                break
-        if times:
-            found.append(
-                ServiceTime(
-                    scenario=scenario.name,
-                    requests=len(times),
-                    median_ms=round(statistics.median(times), 2),
-                    slowest_ms=round(max(times), 2),
-                )
-            )
+        timed = _mix(target, scenario) if scenario.mix else _timed(target, scenario)
+        if timed is not None:
+            found.append(timed)
     return found
+
+
+def _timed(target: Target, scenario: Scenario) -> ServiceTime | None:
+    paths = scenario.request.path_list()
+    times: list[float] = []
+    deadline = time.monotonic() + SECONDS
+    for i in range(WARM + REQUESTS):
+        path = paths[i % len(paths)]
+        started = time.perf_counter()
+        answer = send(target, scenario.request, count_queries=False, path=path)
+        took = time.perf_counter() - started
+        if answer.error or answer.status != scenario.expect.status:
+            break
+        if i >= WARM:
+            times.append(took * 1000)
+        if time.monotonic() > deadline:
+            break
+    if not times:
+        return None
+    return ServiceTime(
+        scenario=scenario.name,
+        requests=len(times),
+        median_ms=round(statistics.median(times), 2),
+        slowest_ms=round(max(times), 2),
+    )
+
+
+def _mix(target: Target, scenario: Scenario) -> ServiceTime | None:
+    pages = [(p.share(scenario.mix), _timed(target, p.scenario)) for p in scenario.mix]
+    if any(timed is None for _, timed in pages):
+        return None
+    timed = [(share, t) for share, t in pages if t is not None]
+    return ServiceTime(
+        scenario=scenario.name,
+        requests=sum(t.requests for _, t in timed),
+        median_ms=round(sum(share * t.median_ms for share, t in timed), 2),
+        slowest_ms=max(t.slowest_ms for _, t in timed),
+    )

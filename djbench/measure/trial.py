@@ -33,17 +33,20 @@ from djbench.measure.drivers import DEFAULT, DRIVERS, Driver, DriverError, LoadR
 from djbench.measure.drivers.base import (
     WINDOW_MARKER,
     WS_MARKER,
+    Page,
     marked_json,
     request_timeout,
 )
 from djbench.measure.resource_watch import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
+from djbench.plan import mixes
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario
 from djbench.results import error_limit
 from djbench.results.model import (
     Command,
     Notice,
+    PageFigures,
     Resources,
     Trial,
     Warmup,
@@ -72,6 +75,7 @@ class LoadSettings:
     event: TimedEvent | None = None  # --churn: what to do to the server during the window
     new_connection_every: int | None = None  # builtin: a new connection after N answers
     request_timeout: float | None = None  # fitted to the pages (djbench.plan.fitting)
+    seed: int | None = None  # the run's: a mix's page draws
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,19 @@ def load_spec(
     warmup: float = 0.0,
 ) -> LoadSpec:
     r = scenario.request
+    pages = tuple(
+        Page(
+            name=part.name,
+            weight=part.weight,
+            method=part.scenario.request.method,
+            paths=part.scenario.request.path_list(),
+            body=part.scenario.request.body,
+            content_type=part.scenario.request.content_type,
+            headers=part.scenario.request.all_headers(),
+            expect_status=part.scenario.expect.status,
+        )
+        for part in scenario.mix
+    )
     return LoadSpec(
         host=live.host,
         port=live.port,
@@ -242,6 +259,8 @@ def load_spec(
         protocol=live.deployment.protocol,
         scheme=live.scheme,
         new_connection_every=settings.new_connection_every,
+        pages=pages,
+        seed=(mixes.DEFAULT_SEED if settings.seed is None else settings.seed) if pages else None,
     )
 
 
@@ -691,6 +710,7 @@ def _trial(
         resources=_resources(observers.watch, samplers[0])
         if samplers and observers.started
         else None,
+        pages=[PageFigures(**page) for page in result.pages] or None,
     )
 
 

@@ -206,6 +206,8 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
             return Verdict("incompatible", _n("no_websocket")), None
         return _verify_websocket(target, scenario), None
 
+    if scenario.mix:
+        return _verify_mix(target, scenario)
     mark = target.log_size()
     if not target.alive():
         # An orphaned worker may still answer after its master died: the deployment is
@@ -238,6 +240,25 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
     if known:
         return Verdict("incompatible", known), None
     return Verdict("failed", _n("wrong_answer", problems=issues)), None
+
+
+def _verify_mix(target: Target, scenario: Scenario) -> tuple[Verdict, Answer | None]:
+    """A mix answers correctly when every one of its pages does (each verified as its
+    own scenario); the first that does not is the mix's verdict, named."""
+    first: Answer | None = None
+    warnings: list[Notice] = []
+    for part in scenario.mix:
+        verdict, answer = verify_scenario(target, part.scenario)
+        if verdict.status != "ok":
+            assert verdict.reason is not None
+            reason = verdict.reason.model_copy(
+                update={"params": {**verdict.reason.params, "page": part.name}}
+            )
+            return Verdict(verdict.status, reason), None
+        warnings += verdict.warnings
+        first = first or answer
+    shape = f"a mix of {len(scenario.mix)} pages"
+    return Verdict("ok", shape=shape, warnings=tuple(warnings)), first
 
 
 def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:

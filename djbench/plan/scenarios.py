@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from djbench.plan import mixes
 from djbench.plan.owncommands import OwnCommand
 
 SCHEMA_VERSION = 1
@@ -121,6 +122,10 @@ class Scenario:
     csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
     # Not part of the definition: a threshold changes what is asked, not what is measured.
     thresholds: Thresholds = Thresholds()
+    # A weighted mix of other scenarios (`mix = {home = 40, ...}`, djbench.plan.mixes):
+    # each request's page is drawn by weight. `request` and `expect` are then the
+    # heaviest page's (what a single-request check such as the pilot reads).
+    mix: tuple[MixPart, ...] = ()
 
     def fingerprint(self) -> str:
         """Changes whenever the definition does: results are comparable only when equal.
@@ -130,6 +135,9 @@ class Scenario:
         """
         data = asdict(self)
         data.pop("thresholds")
+        data.pop("mix")
+        if self.mix:
+            data["mix"] = [[p.name, p.weight, p.scenario.fingerprint()] for p in self.mix]
         if data["expect"]["queries_range"] is None:
             data["expect"].pop("queries_range")
         for request in [data["request"], *(c["request"] for c in data["checks"])]:
@@ -142,6 +150,18 @@ class Scenario:
                 data.pop(key)
         text = json.dumps(data, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class MixPart:
+    """One page of a mix: a scenario of the file and its weight."""
+
+    name: str
+    weight: float
+    scenario: Scenario
+
+    def share(self, parts: tuple[MixPart, ...]) -> float:
+        return self.weight / sum(p.weight for p in parts)
 
 
 @dataclass(frozen=True)
@@ -191,15 +211,18 @@ class _ExpectRaw(_Strict):
     ) = None
 
 
-class _RequestRaw(_Strict):
+class _RequestFields(_Strict):
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
-    path: str = Field(pattern=r"^/")
     body: str | dict[str, Any] | list[Any] | None = None
     content_type: str | None = None
     headers: dict[str, str] = {}
     cookies: dict[str, str] = {}
     # Requests cycle over these (ids, slugs...); `path` is verified and listed first.
     paths: list[Annotated[str, Field(pattern=r"^/")]] = Field(default=[], max_length=1000)
+
+
+class _RequestRaw(_RequestFields):
+    path: str = Field(pattern=r"^/")
 
 
 class _ThresholdsRaw(_Strict):
@@ -215,8 +238,10 @@ class _CheckRaw(_RequestRaw):
     expect: _ExpectRaw = _ExpectRaw()
 
 
-class _ScenarioRaw(_RequestRaw):
+class _ScenarioRaw(_RequestFields):
     name: str = Field(min_length=1)
+    path: str | None = Field(default=None, pattern=r"^/")  # required unless a mix
+    mix: dict[str, Annotated[float, Field(gt=0)]] | None = Field(default=None, min_length=1)
     endpoint: str | None = None
     variant: str = ""
     kind: Literal["http", "websocket"] = "http"
@@ -289,9 +314,9 @@ def _problem(error: Any, raw: dict[str, Any]) -> str:
     return f"{_where(loc, raw)}: {message}"
 
 
-def _request(raw: _RequestRaw, common: dict[str, str] | None = None) -> Request:
-    """A request of the file, the file-wide `headers` under its own (names compared
-    without case)."""
+def _request(raw: _RequestFields, path: str, common: dict[str, str] | None = None) -> Request:
+    """A request of the file to `path`, the file-wide `headers` under its own (names
+    compared without case)."""
     body = raw.body
     if body is not None and not isinstance(body, str):
         body = json.dumps(body, separators=(",", ":"))
@@ -301,10 +326,10 @@ def _request(raw: _RequestRaw, common: dict[str, str] | None = None) -> Request:
     headers += list(raw.headers.items())
     if raw.cookies:
         headers.append(("Cookie", "; ".join(f"{k}={v}" for k, v in raw.cookies.items())))
-    paths = tuple(dict.fromkeys([raw.path, *raw.paths])) if raw.paths else ()
+    paths = tuple(dict.fromkeys([path, *raw.paths])) if raw.paths else ()
     return Request(
         method=raw.method,
-        path=raw.path,
+        path=path,
         body=body,
         content_type=content_type,
         headers=tuple(headers),
@@ -343,7 +368,7 @@ def _scenario(
     checks = tuple(
         Check(
             label=c.label or f"check {i + 1}",
-            request=_request(c, common),
+            request=_request(c, c.path, common),
             expect=_expect(c.expect),
         )
         for i, c in enumerate(raw.checks)
@@ -354,7 +379,7 @@ def _scenario(
         endpoint=raw.endpoint or raw.name,
         variant=raw.variant,
         kind=raw.kind,
-        request=_request(raw, common),
+        request=_request(raw, raw.path or "/", common),
         expect=_expect(raw.expect),
         description=raw.description,
         interfaces=tuple(interfaces),
@@ -383,6 +408,28 @@ def _infer_workload(raw: _ScenarioRaw) -> str:
     return "trivial"
 
 
+def _scenarios(path: Path, raw: _FileRaw) -> tuple[Scenario, ...]:
+    """The file's scenarios in its order, mixes built from the others."""
+    plain: dict[str, Scenario] = {}
+    for index, item in enumerate(raw.scenario):
+        where = f"{path}: scenario #{index + 1} ({item.name!r})"
+        if item.mix is None and item.path is None:
+            raise ScenarioError(f"{where}: path: required key is missing (or a mix = {{...}})")
+        if item.mix is None:
+            plain.setdefault(item.name, _scenario(item, raw.thresholds, raw.headers))
+    built = []
+    for index, item in enumerate(raw.scenario):
+        if item.mix is None:
+            built.append(_scenario(item, raw.thresholds, raw.headers))
+            continue
+        where = f"{path}: scenario #{index + 1} ({item.name!r})"
+        try:
+            built.append(mixes.scenario(item, plain, _thresholds(raw.thresholds, item.thresholds)))
+        except ValueError as exc:
+            raise ScenarioError(f"{where}: {exc}") from None
+    return tuple(built)
+
+
 def load(path: Path) -> ScenarioFile:
     """A scenario file, validated; ScenarioError names the file, scenario and key path."""
     try:
@@ -401,7 +448,7 @@ def load(path: Path) -> ScenarioFile:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         raise ScenarioError(f"{path}: {_problem(errors[0], data)}{more}") from None
-    scenarios = tuple(_scenario(r, raw.thresholds, raw.headers) for r in raw.scenario)
+    scenarios = _scenarios(path, raw)
     names = [s.name for s in scenarios]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 
 from djbench.launch.servers import SERVERS
-from djbench.reports import answer
+from djbench.reports import answer, mix_output
 from djbench.reports.guide_axes import axis_recommendations
 from djbench.reports.guide_fronts import proxy_recommendation, tls_recommendation
 from djbench.reports.ranking import (
@@ -45,6 +45,7 @@ from djbench.reports.words import (
 from djbench.results.analysis import Pair, Run
 from djbench.results.capacity_stats import tied
 from djbench.results.held import held
+from djbench.results.mix_stats import mix_pairs
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",
@@ -540,5 +541,7 @@ def markdown(run: Run) -> str:
         out += ["", f"### {rec.title}", "", rec.text]
         if rec.excluded:
             out += ["", "Not recommended here:"] + [f"- {md_text(e)}" for e in rec.excluded]
+    if mixed := mix_output.sentences(mix_pairs(run.document)):
+        out += ["", "## Mixes: which page limits the p99", ""] + [f"- {md_text(s)}" for s in mixed]
     out += ["", "## What each server supports", "", features_markdown(run), ""]
     return "\n".join(out)

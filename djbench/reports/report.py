@@ -10,6 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from djbench.reports import answer, charts
+from djbench.reports.mix_output import mix_sections
 from djbench.reports.ranking import cause, unfit
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
@@ -612,6 +613,7 @@ def build(runs: list[Run]) -> list[Section]:
         *sweep_sections(runs),
         *scenario_sections(runs),
         *latency_sections(runs),
+        *mix_sections(runs),
         *soak_sections(runs),
     ]
     for extra in (

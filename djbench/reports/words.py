@@ -349,7 +349,9 @@ def say(notice: Notice | None) -> str:
     if not text:
         text = f"{notice.code} {notice.params}" if notice.params else notice.code
     check = notice.params.get("check")
-    return f"{check}: {text}" if check else text
+    text = f"{check}: {text}" if check else text
+    page = notice.params.get("page")  # a mix's page that answered wrong
+    return f"page {page}: {text}" if page else text
 
 
 # What Markdown would take for raw HTML: "<" starting a tag, comment or declaration.

@@ -70,6 +70,19 @@ class Latency(Model):
     mean: float | None = None
 
 
+class PageFigures(Model):
+    """One page of a mix over one window: its share of the window's figures (the pages'
+    requests and errors sum to the trial's, save open loop's unsent)."""
+
+    name: str
+    weight: float = Field(description="as written in the mix")
+    requests: int
+    rps: float
+    errors: int = 0
+    unexpected: int = 0
+    latency_ms: Latency = Field(default_factory=Latency)
+
+
 class WindowMemory(Model):
     """Memory (MB) and CPU of a process tree over one timed window."""
 
@@ -284,6 +297,9 @@ class Trial(Model):
     machine: MachineLoad | None = None
     timeline: Timeline | None = None
     resources: Resources | None = None
+    pages: list[PageFigures] | None = Field(
+        default=None, description="a mix: each page's figures (its seed is extra['seed'])"
+    )
 
 
 class Describe(Model):
@@ -473,6 +489,11 @@ class ScenarioMeta(Model):
         description="what the scenario file holds its pairs to: p99_ms, error_rate, "
         "peak_pss_mib, capacity_per_core (djbench.results.thresholds), max_slowdown (a "
         "matrix's verdict threshold for its pairs)",
+    )
+    mix: dict[str, float] | None = Field(
+        default=None,
+        description="a mix: its pages (scenarios of the file) and their weights; method, "
+        "path and queries are then its heaviest page's",
     )
 
 

@@ -38,30 +38,36 @@ def _session_cookie(username: str, scenario: str) -> str:
 
 
 def prepare(scenarios: list[Scenario]) -> list[Scenario]:
-    """Scenarios with the session and CSRF headers their `user` and `csrf` ask for."""
-    ready = []
+    """Scenarios with the session and CSRF headers their `user` and `csrf` ask for (a
+    mix's pages each with their own)."""
     sessions: dict[str, str] = {}
-    for scenario in scenarios:
-        cookies: list[str] = []
-        headers: list[tuple[str, str]] = []
-        if scenario.user:
-            if scenario.user not in sessions:
-                sessions[scenario.user] = _session_cookie(scenario.user, scenario.name)
-            cookies.append(sessions[scenario.user])
-        if scenario.csrf:
-            token = _get_new_csrf_string()
-            cookies.append(f"{settings.CSRF_COOKIE_NAME}={token}")
-            headers.append(("X-CSRFToken", token))
-        if not cookies:
-            ready.append(scenario)
-            continue
-        headers.append(("Cookie", "; ".join(cookies)))
-        ready.append(
-            dataclasses.replace(
-                scenario,
-                request=dataclasses.replace(scenario.request, session_headers=tuple(headers)),
-            )
-        )
+    ready = [_ready(scenario, sessions) for scenario in scenarios]
     if sessions:
         connections.close_all()  # the servers open their own; keep no SQLite lock here
     return ready
+
+
+def _ready(scenario: Scenario, sessions: dict[str, str]) -> Scenario:
+    if scenario.mix:
+        parts = tuple(
+            dataclasses.replace(part, scenario=_ready(part.scenario, sessions))
+            for part in scenario.mix
+        )
+        heaviest = max(parts, key=lambda part: part.weight).scenario
+        return dataclasses.replace(scenario, mix=parts, request=heaviest.request)
+    cookies: list[str] = []
+    headers: list[tuple[str, str]] = []
+    if scenario.user:
+        if scenario.user not in sessions:
+            sessions[scenario.user] = _session_cookie(scenario.user, scenario.name)
+        cookies.append(sessions[scenario.user])
+    if scenario.csrf:
+        token = _get_new_csrf_string()
+        cookies.append(f"{settings.CSRF_COOKIE_NAME}={token}")
+        headers.append(("X-CSRFToken", token))
+    if not cookies:
+        return scenario
+    headers.append(("Cookie", "; ".join(cookies)))
+    return dataclasses.replace(
+        scenario, request=dataclasses.replace(scenario.request, session_headers=tuple(headers))
+    )

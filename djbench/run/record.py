@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from djbench.launch.servers import ServerSpec
 from djbench.measure import environment, hops, sampler
 from djbench.measure.drivers import DRIVERS
-from djbench.plan import scenarios
+from djbench.plan import mixes, scenarios
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
@@ -167,8 +167,10 @@ def scenario_meta(
             queries=s.expect.queries_high,
             queries_range=list(s.expect.queries_range) if s.expect.queries_range else None,
             variant=s.variant,
-            asgi_hops=asgi_hops(s) if asgi and s.kind == "http" else None,
+            # A mix's hops are its pages' (each counted where it runs as itself).
+            asgi_hops=asgi_hops(s) if asgi and s.kind == "http" and not s.mix else None,
             thresholds=s.thresholds.declared(),
+            mix=mixes.weights(s),
         )
         for s in chosen
     }

@@ -262,6 +262,16 @@ def driver_for(opts: RunOptions) -> Driver:
     return driver
 
 
+def check_mixes(driver: Driver, chosen: list[scenarios.Scenario]) -> None:
+    """A mix needs a driver that draws its pages by weight: refused before anything starts."""
+    mixed = [s.name for s in chosen if s.mix]
+    if mixed and not driver.mixes:
+        raise OptionError(
+            f"{', '.join(mixed)} is a mix of pages, which --driver {having('mixes')} loads "
+            f"({driver.name} sends one request): leave out --driver, or drop the mix"
+        )
+
+
 def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
     """How every trial loads its server, from the options."""
     return LoadSettings(
@@ -277,6 +287,7 @@ def load_settings(opts: RunOptions, selection: Selection) -> LoadSettings:
         driver_workers=remote.driver_workers(opts),
         new_connection_every=opts.new_connection_every,
         request_timeout=opts.request_timeout,
+        seed=opts.seed,
     )
 
 

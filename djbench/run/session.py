@@ -34,6 +34,7 @@ from djbench.reports.console import (
     trial_line,
 )
 from djbench.reports.gate_output import print_hops
+from djbench.reports.mix_output import print_mixes
 from djbench.reports.outputs import CiFiles, answer_lines
 from djbench.reports.words import budget_text, say
 from djbench.results import store
@@ -44,6 +45,7 @@ from djbench.run.modes.base import Context, Invocation, Mode
 from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
 from djbench.run.selection import (
     Selection,
+    check_mixes,
     chosen_scenarios,
     driver_for,
     from_tuning,
@@ -124,6 +126,7 @@ def planned(
     driver = driver_for(opts)
     remote.check(opts, driver, loopback)
     chosen = chosen_scenarios(selection, opts)
+    check_mixes(driver, chosen)
     mode.check(opts, selection, driver)
     if (missing := unavailable(driver)) is not None:
         raise OptionError(missing)
@@ -296,6 +299,7 @@ def finish(
     recorder.save()
     print_results(console, document)
     mode.present(console, document)
+    print_mixes(console, document)
     print_held(console, document)
     print_hops(console, document)
     written = outputs.write_beside(recorder.path) + outputs.write_ci(recorder.path, ci)

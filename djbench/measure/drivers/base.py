@@ -20,6 +20,23 @@ class DriverError(Exception):
 
 
 @dataclass(frozen=True)
+class Page:
+    """One page of a mix as a driver sends it (djbench.plan.mixes): drawn by weight."""
+
+    name: str
+    weight: float
+    method: str
+    paths: tuple[str, ...]  # cycled, as a plain scenario's
+    body: str | None = None
+    content_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    expect_status: int | None = None
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+
+@dataclass(frozen=True)
 class LoadSpec:
     host: str
     port: int
@@ -48,6 +65,10 @@ class LoadSpec:
     # https: through a TLS front (--proxy caddy-tls). Drivers do not verify its
     # certificate (wrk and h2load cannot be given a CA): the handshake costs the same.
     scheme: str = "http"
+    # A mix: each request's page drawn by weight from a generator seeded with `seed`
+    # (method, path, body and headers above are then the heaviest page's).
+    pages: tuple[Page, ...] = ()
+    seed: int | None = None
 
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -69,6 +90,7 @@ class LoadResult:
     served: int | None = None  # connections answered at least once in the window
     warmup: dict[str, Any] | None = None  # the driver's own warm-up, when it ran one
     series: list[dict[str, Any]] = field(default_factory=list)  # --series slices, in order
+    pages: list[dict[str, Any]] = field(default_factory=list)  # a mix's figures per page
     # The driver counted completions inside its own window with the load running across
     # both edges (builtin, Locust): nothing is cut at the window's end, unlike wrk's.
     steady_window: bool = False
@@ -91,6 +113,7 @@ class LoadResult:
             "served",
             "warmup",
             "series",
+            "pages",
             "steady_window",
         ):
             data.pop(key)
@@ -108,6 +131,7 @@ class Driver(Protocol):
     time_series: bool  # the load in slices through one window (--soak, --churn)
     http2: bool  # speaks HTTP/2 (h2, h2c); the others speak HTTP/1.1
     reconnects: bool  # can close a connection after its Nth answer (--new-connection-every)
+    mixes: bool  # draws each request's page of a mix by weight, with figures per page
     worker_processes: bool  # its own worker processes, here or remote (Locust's)
     own_window: bool  # warms up and prints its window's edges in the same run
     # Its timed HTTP/1.1 run never ends against a server that closes every connection.
@@ -145,6 +169,7 @@ class Defaults:
     time_series = False
     http2 = False
     reconnects = False
+    mixes = False
     worker_processes = False
     own_window = False
     needs_keep_alive = False

@@ -20,6 +20,7 @@ class BuiltinDriver(Defaults):
     open_loop = True
     time_series = True
     reconnects = True
+    mixes = True
     own_window = True
     install_hint = "it ships with djbench (needs uvloop, httptools, hdrhistogram)"
 
@@ -72,6 +73,10 @@ class BuiltinDriver(Defaults):
             argv += ["--path", path]
         if spec.scheme == "https":
             argv.append("--tls")
+        for page in spec.pages:
+            argv += ["--page", page.as_json()]
+        if spec.pages and spec.seed is not None:
+            argv += ["--seed", str(spec.seed)]
         if spec.new_connection_every:
             argv += ["--new-connection-every", str(spec.new_connection_every)]
         return argv
@@ -89,7 +94,15 @@ class BuiltinDriver(Defaults):
             latency_ms=data["latency_ms"],
             extra={
                 k: data[k]
-                for k in ("late_starts", "mode", "rate", "after_window", "hung", "timeout_s")
+                for k in (
+                    "late_starts",
+                    "mode",
+                    "rate",
+                    "after_window",
+                    "hung",
+                    "timeout_s",
+                    "seed",
+                )
                 if k in data
             },
             unexpected=data["unexpected_status"],
@@ -99,4 +112,5 @@ class BuiltinDriver(Defaults):
             warmup=data["warmup"],
             series=marked_lines(stdout, SERIES_MARKER),
             steady_window=True,
+            pages=data.get("pages") or [],
         )

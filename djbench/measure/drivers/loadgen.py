@@ -44,6 +44,7 @@ from hdrh.histogram import HdrHistogram
 
 from djbench.measure.drivers.base import BUILTIN_MARKER as MARKER
 from djbench.measure.drivers.base import SERIES_MARKER, WINDOW_MARKER, percentiles_ms
+from djbench.measure.drivers.loadpages import PageTally, Requests, check
 
 MAX_LATENCY_US = 120_000_000
 # How long requests in flight at the window's close may still finish; those that do not
@@ -206,7 +207,8 @@ class Tally:
     served: set[int] = field(default_factory=set)  # connections answered in the window
     finished: int | None = None  # open loop: the window's close (nominal)
     bucket: Bucket | None = None  # --series: the slice being filled while the window is open
-    inflight: dict[int, int] = field(default_factory=dict)  # token -> started (or due), ns
+    inflight: dict[int, tuple[int, int]] = field(default_factory=dict)  # token -> (ns, page)
+    pages: list[PageTally] = field(default_factory=list)  # a mix's, per page
     tokens: int = 0
     hung: int = 0  # no answer by the window's close + AFTER_GRACE_S (also in errors)
 
@@ -215,46 +217,19 @@ class Tally:
         loop: sent by its close) or, open loop, due in it: errors of the window, their age
         recorded as a latency. (Open loop, one due in the warm-up is the warm-up's.)"""
         opened, closed = self.window.opened, self.window.closed
-        for started in self.inflight.values():
+        for started, page in self.inflight.values():
             if closed is None or started > closed:
                 continue
             if by_due and (opened is None or started < opened):
                 continue
             self.hung += 1
             self.errors["timeout"] += 1
-            self.histogram.record_value(min(max(1, (now - started) // 1000), MAX_LATENCY_US))
+            age = min(max(1, (now - started) // 1000), MAX_LATENCY_US)
+            self.histogram.record_value(age)
+            if self.pages:
+                self.pages[page].errors += 1
+                self.pages[page].histogram.record_value(age)
         self.inflight.clear()
-
-
-def build_request(args: argparse.Namespace, path: str | None = None) -> bytes:
-    body = args.body.encode() if args.body else b""
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    lines = [
-        f"{args.method} {path or args.path[0]} HTTP/1.1",
-        f"Host: {host}:{args.port}",
-        # Nothing else, as wrk sends (HTTP/1.1 keeps connections alive by default):
-        # three more headers cost a one-core gunicorn-sync 7% of its req/s on the
-        # health check (wrk with and without them, interleaved, issue 22 item 8).
-        *args.header,
-    ]
-    if body or args.method in ("POST", "PUT", "PATCH"):
-        lines.append(f"Content-Length: {len(body)}")
-        if args.content_type:
-            lines.append(f"Content-Type: {args.content_type}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-
-
-class Requests:
-    """The request(s) to send: one, or several paths taken in turn by every connection."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.raw = [build_request(args, path) for path in args.path]
-        self.index = 0
-
-    def next(self) -> bytes:
-        raw = self.raw[self.index % len(self.raw)]
-        self.index += 1
-        return raw
 
 
 async def connect(args: argparse.Namespace, first: bytes | None = None) -> Connection:
@@ -287,7 +262,7 @@ def tls_context(args: argparse.Namespace) -> ssl.SSLContext | None:
     return _TLS[0]
 
 
-def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool) -> None:
+def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool, page: int = 0) -> None:
     """A failure belongs to the window if the request was in flight during it (closed
     loop: sent by the close, failed after the opening) or, open loop, due in it."""
     now = time.perf_counter_ns()
@@ -301,8 +276,14 @@ def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool) -> None:
     phase = tally.window.phase(at)
     if phase == "window":
         tally.errors[kind] += 1
+        mine = tally.pages[page] if tally.pages else None
+        if mine is not None:
+            mine.errors += 1
         if kind == "timeout":  # its latency is at least its age: in the percentiles
-            tally.histogram.record_value(min(max(1, (now - started_ns) // 1000), MAX_LATENCY_US))
+            age = min(max(1, (now - started_ns) // 1000), MAX_LATENCY_US)
+            tally.histogram.record_value(age)
+            if mine is not None:
+                mine.histogram.record_value(age)
         if tally.bucket is not None:
             tally.bucket.errors += 1
     elif phase == "warmup":
@@ -310,7 +291,13 @@ def _failed(tally: Tally, kind: str, started_ns: int, by_due: bool) -> None:
 
 
 def _completed(
-    tally: Tally, args: argparse.Namespace, status: int, started_ns: int, now: int, who: int
+    tally: Tally,
+    args: argparse.Namespace,
+    status: int,
+    started_ns: int,
+    now: int,
+    who: int,
+    page: int = 0,
 ) -> None:
     elapsed_us = max(1, (now - started_ns) // 1000)
     # Closed loop: by completion time. Open loop: by due time (latency runs from it).
@@ -328,9 +315,15 @@ def _completed(
     tally.status[status] = tally.status.get(status, 0) + 1
     if not 200 <= status < 300:
         tally.non_2xx += 1
-    unexpected = status != args.expect_status if args.expect_status else not 200 <= status < 300
+    mine = tally.pages[page] if tally.pages else None
+    expect = mine.expect_status if mine is not None else args.expect_status
+    unexpected = status != expect if expect else not 200 <= status < 300
     if unexpected:
         tally.unexpected += 1
+    if mine is not None:
+        mine.requests += 1
+        mine.unexpected += unexpected
+        mine.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
     if tally.bucket is not None:
         tally.bucket.histogram.record_value(min(elapsed_us, MAX_LATENCY_US))
         tally.bucket.requests += 1
@@ -344,15 +337,17 @@ async def one(
     tally: Tally,
     started_ns: int,
     who: int = 0,
+    page: int = 0,
 ) -> Connection | None:
     """Send one request (reconnecting if needed); record it. Returns the connection to
-    reuse. `who` is the connection's (worker's) number, for the served-connections count."""
+    reuse. `who` is the connection's (worker's) number, for the served-connections count;
+    `page` the request's page of a mix."""
     tally.flight.change(+1, time.perf_counter_ns())
     tally.tokens += 1
     token = tally.tokens
-    tally.inflight[token] = started_ns
+    tally.inflight[token] = (started_ns, page)
     try:
-        return await _one(conn, raw, args, tally, started_ns, who)
+        return await _one(conn, raw, args, tally, started_ns, who, page)
     finally:
         tally.inflight.pop(token, None)
         tally.flight.change(-1, time.perf_counter_ns())
@@ -365,6 +360,7 @@ async def _one(
     tally: Tally,
     started_ns: int,
     who: int,
+    page: int,
 ) -> Connection | None:
     fresh = conn is None or conn.transport is None or not conn.keep_alive
     try:
@@ -373,7 +369,7 @@ async def _one(
                 conn.close()
             conn = await connect(args, first=raw)
     except (OSError, TimeoutError):
-        _failed(tally, "connect", started_ns, bool(args.rate))
+        _failed(tally, "connect", started_ns, bool(args.rate), page)
         await asyncio.sleep(0.01)  # do not spin on a refused port
         return None
     assert conn is not None
@@ -381,14 +377,14 @@ async def _one(
         answer = conn.done if fresh and conn.done is not None else conn.request(raw)
         status = await asyncio.wait_for(answer, timeout=args.timeout)
     except TimeoutError:
-        _failed(tally, "timeout", started_ns, bool(args.rate))
+        _failed(tally, "timeout", started_ns, bool(args.rate), page)
         conn.close()
         return None
     except (OSError, Closed, httptools.HttpParserError):
-        _failed(tally, "read", started_ns, bool(args.rate))
+        _failed(tally, "read", started_ns, bool(args.rate), page)
         conn.close()
         return None
-    _completed(tally, args, status, started_ns, time.perf_counter_ns(), who)
+    _completed(tally, args, status, started_ns, time.perf_counter_ns(), who, page)
     conn.answered += 1
     if args.new_connection_every and conn.answered >= args.new_connection_every:
         conn.close()  # the client closes, as a browser does; the next request reconnects
@@ -522,7 +518,8 @@ async def closed_loop(args: argparse.Namespace, requests: Requests, tally: Tally
         conn: Connection | None = None
         try:
             while not stopping:
-                conn = await one(conn, requests.next(), args, tally, time.perf_counter_ns(), who)
+                page, raw = requests.next()
+                conn = await one(conn, raw, args, tally, time.perf_counter_ns(), who, page)
         finally:
             if conn is not None:
                 conn.close()
@@ -589,7 +586,8 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
                     await asyncio.sleep(wait)
                 elif due >= opened:
                     tally.late_starts += 1
-                conn = await one(conn, requests.next(), args, tally, due, who)  # from due
+                page, raw = requests.next()
+                conn = await one(conn, raw, args, tally, due, who, page)  # from due
         finally:
             if conn is not None:
                 conn.close()
@@ -627,7 +625,7 @@ async def open_loop(args: argparse.Namespace, requests: Requests, tally: Tally) 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
     requests = Requests(args)
-    tally = Tally()
+    tally = Tally(pages=requests.pages)
     if args.rate:
         settling = await open_loop(args, requests, tally)
     else:
@@ -667,6 +665,11 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "hung": tally.hung,
         "grace_s": AFTER_GRACE_S,
         "timeout_s": args.timeout,
+        **(
+            {"seed": args.seed, "pages": [p.figures(elapsed) for p in tally.pages]}
+            if tally.pages
+            else {}
+        ),
     }
 
 
@@ -681,6 +684,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--path", action="append", help="request path; several: requests cycle over them"
     )
     p.add_argument("--header", action="append", default=[], help='"Name: value", repeatable')
+    p.add_argument(
+        "--page",
+        action="append",
+        default=[],
+        help="a mix's page as JSON (name, weight, method, paths, body, content_type, headers, "
+        "expect_status), repeatable: each request's page drawn by weight",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the seed of a mix's page draws")
     p.add_argument("--body", default="")
     p.add_argument("--content-type", default="")
     p.add_argument("--connections", type=int, default=16)
@@ -727,6 +738,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     args = p.parse_args(argv)
     args.path = args.path or ["/"]
+    if (problem := check(args)) is not None:
+        p.error(problem)
     if args.connections < 1 or (args.rate is not None and args.rate <= 0):
         p.error("--connections and --rate must be positive")
     if args.new_connection_every is not None and args.new_connection_every < 1:

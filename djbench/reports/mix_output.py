@@ -1,0 +1,107 @@
+"""A mix's per-page figures in words and tables: the console, the report and the guide
+(the figures from djbench.results.mix_stats)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from djbench.reports.sections import Section, number
+from djbench.reports.words import pair_name
+from djbench.results.analysis import Run
+from djbench.results.mix_stats import MixPair, best_p99, mix_pairs
+from djbench.results.model import RunDocument
+
+HEADERS = [
+    *("mix", "server", "page", "weight", "answered", "req/s", "p50 ms", "p99 ms"),
+    *("p99 alone ms", "errors"),
+]
+
+
+def _cells(m: MixPair) -> list[list[str]]:
+    return [
+        [
+            m.entry.scenario, pair_name(m.entry), r.page, f"{r.weight_share:.0%}", f"{r.share:.1%}",
+            number(r.rps, 1), number(r.p50_ms, 1), number(r.p99_ms, 1),
+            number(r.alone_p99_ms, 1) + (" (waits)" if r.blocked else ""), f"{r.errors:,}",
+        ]
+        for r in m.rows
+    ]  # fmt: skip
+
+
+def sentences(pairs: list[MixPair]) -> list[str]:
+    """Per mix: which deployment holds its p99 best, which page limits each deployment's,
+    and every page that waits behind the others (its p99 in the mix against alone)."""
+    out = []
+    for scenario in dict.fromkeys(m.entry.scenario for m in pairs):
+        mine = [m for m in pairs if m.entry.scenario == scenario]
+        best = best_p99(mine, scenario)
+        if best is not None:
+            out.append(
+                f"{scenario}: the lowest p99 is {pair_name(best.entry)}'s "
+                f"({number(best.p99_ms, 1)} ms; medians over trials, not a test)."
+            )
+        for m in mine:
+            top = m.limiting
+            if top is not None and len(m.rows) > 1:
+                out.append(
+                    f"{scenario} on {pair_name(m.entry)}: its slowest page is {top.page} "
+                    f"(p99 {number(top.p99_ms, 1)} ms)."
+                )
+            for r in m.rows:
+                if r.blocked:
+                    out.append(
+                        f"{scenario} on {pair_name(m.entry)}: {r.page} waits behind the "
+                        f"slower pages: p99 {number(r.p99_ms, 1)} ms in the mix, "
+                        f"{number(r.alone_p99_ms, 1)} ms alone (head-of-line blocking)."
+                    )
+    return out
+
+
+def print_mixes(console: Console, document: RunDocument) -> None:
+    pairs = mix_pairs(document)
+    if not pairs:
+        return
+    table = Table(
+        title="Mixes per page (medians over trials; answered: share of the mix's answers)",
+        title_justify="left",
+    )
+    for column in HEADERS:
+        table.add_column(column, justify="left" if column in ("mix", "server", "page") else "right")
+    for m in pairs:
+        for row in _cells(m):
+            table.add_row(*(escape(c) for c in row))
+    console.print(table)
+    for line in sentences(pairs):
+        console.print(escape(line))
+
+
+def mix_sections(runs: list[Run]) -> list[Section]:
+    sections: list[Section] = []
+    for run in runs:
+        pairs = mix_pairs(run.document)
+        if not pairs:
+            continue
+        sections.append(
+            Section(
+                id=f"mix-{len(sections)}",
+                title="Mixes: figures per page" + (f" [{run.run_tag}]" if len(runs) > 1 else ""),
+                intro="Each request's page drawn by weight from a seeded generator "
+                f"(seed {_seed(run.document)}); answered: the page's share of the mix's "
+                "answers; p99 alone: the page as its own scenario on the same deployment, "
+                "when the run loaded it; (waits): at least twice that in the mix.",
+                headers=HEADERS,
+                rows=[row for m in pairs for row in _cells(m)],
+                notes=sentences(pairs),
+            )
+        )
+    return sections
+
+
+def _seed(document: RunDocument) -> str:
+    for e in document.results:
+        for t in e.trials:
+            if t.pages and "seed" in t.extra:
+                return str(t.extra["seed"])
+    return "unknown"
