@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from djbench.plan import scenarios
+
 pytestmark = pytest.mark.servers
 
 MODELS = """
@@ -264,7 +266,13 @@ def test_benchinit_from_an_access_log_orders_scenarios_by_the_site_s_traffic(
     by_name = {s["name"]: s for s in data["scenario"]}
     product = by_name["product"]
     assert {product["path"], *product["paths"]} == {"/product-1/", "/product-2/"}
-    assert data["profiles"]["default"][:3] == ["product", "post", "home"]
+    assert data["profiles"]["default"][:4] == ["log-mix", "product", "post", "home"]
+    # The log's mix (issue 38 item 3): its pages weighted by their requests, read back.
+    assert by_name["log-mix"]["mix"] == {"product": 60, "post": 20, "home": 16}
+    assert data["profiles"]["log"] == ["log-mix"]
+    [mix] = [s for s in scenarios.load(out).scenarios if s.mix]
+    assert mix.mix[0].scenario.request.path in ("/product-1/", "/product-2/")
+    assert "Replay it at the log's rate" in said and "--scenarios log-mix --rate" in said
     assert "104 GET/HEAD request(s) over 59 min 0 s (0.03 req/s)" in said, said
     assert "left out: 5 POST; 20 query string(s) dropped; 1 line(s) in no known format" in said
     assert "product 58%, post 19%, home 15%" in said

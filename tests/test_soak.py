@@ -264,9 +264,10 @@ def test_a_30_second_soak_counts_every_recycled_worker(live_database: str, tmp_p
         # Two workers, or one when a recycled worker's successor was born as the window
         # opened (then seen as a restart at its very start).
         started = len(line.workers_at_start)
-        assert started == 2 or (
-            started == 1 and any(r.t < 2.0 for r in line.restarts)
-        ), (line.workers_at_start, [r.t for r in line.restarts])
+        assert started == 2 or (started == 1 and any(r.t < 2.0 for r in line.restarts)), (
+            line.workers_at_start,
+            [r.t for r in line.restarts],
+        )
         assert line.pss_growth.verdict != "too_short"
     line = on.trials[0].timeline
     assert line is not None

@@ -26,6 +26,7 @@ from djbench.plan.inprocess import Answered, https_headers, redirects_to_https
 from djbench.plan.owncommands import OwnCommand
 
 DEFAULT_SIZE = 6
+LOG_MIX = "log-mix"  # the access log's mix, first in the default profile
 QUICK_SIZE = 2
 HEALTH_WORDS = ("healthz", "health", "ping", "status", "ready", "live")
 _TITLE = re.compile(r"<title>([^<]{1,200})</title>", re.IGNORECASE)
@@ -209,7 +210,24 @@ def draft(kept: list[Probe]) -> tuple[list[Probe], dict[str, Any]]:
         document["headers"] = headers
     document["profiles"] = {"default": names[:DEFAULT_SIZE], "quick": names[:QUICK_SIZE]}
     document["scenario"] = [p.scenario for p in scenarios]
+    if (mix := log_mix(scenarios, taken)) is not None:
+        document["scenario"].append(mix)
+        document["profiles"]["default"] = [mix["name"], *names[: DEFAULT_SIZE - 1]]
+        document["profiles"]["log"] = [mix["name"]]
     return scenarios, document
+
+
+def log_mix(scenarios: list[Probe], taken: set[str]) -> dict[str, Any] | None:
+    """The access log's mix (benchinit --from-log): every scenario the log's requests
+    fell in, weighted by their count (None: fewer than two)."""
+    weighted = {p.scenario["name"]: p.traffic for p in scenarios if p.traffic}
+    if len(weighted) < 2:
+        return None
+    return {
+        "name": _name(LOG_MIX, taken),
+        "description": "the access log's mix: each page weighted by its requests in the log",
+        "mix": weighted,
+    }
 
 
 HEADER = """\

@@ -74,13 +74,10 @@ def print_list(
         queries = "" if s.expect.queries is None else str(s.expect.queries)
         if s.expect.queries_range is not None:
             queries = "-".join(str(n) for n in s.expect.queries_range)
-        scen.add_row(
-            escape(s.name),
-            s.kind,
-            escape(f"{s.request.method} {s.request.path}"),
-            queries,
-            escape(s.description),
-        )
+        request = f"{s.request.method} {s.request.path}"
+        if s.mix:  # its pages are listed with their own requests
+            request, queries = f"mix of {len(s.mix)} pages", ""
+        scen.add_row(escape(s.name), s.kind, escape(request), queries, escape(s.description))
     console.print(scen)
     if profiles:
         console.print("Profiles (what runbench loads without --scenarios; --quick: quick):")

@@ -103,6 +103,7 @@ class Command(BaseCommand):
         self._said(path, scenarios, document, found)
         if traffic is not None:
             self._traffic_said(from_log, traffic, scenarios, found)
+            self._mix_said(traffic, document)
         self._own(own)
         if deploy:
             self._copy_deploy(project.deploy_dir, force)
@@ -185,6 +186,23 @@ class Command(BaseCommand):
             self.stdout.write(f"{len(gone)} page(s) of the log left out ({lost} request(s)):")
             for p in sorted(gone, key=lambda p: -traffic.paths[p.path])[:5]:
                 self.stdout.write(f"  {p.path} ({traffic.paths[p.path]} x): {p.skipped}")
+
+    def _mix_said(self, traffic: accesslogs.Traffic, document: dict[str, Any]) -> None:
+        """The log's mix, and the runbench lines that replay it at its own rate."""
+        mix = next((s for s in document["scenario"] if "mix" in s), None)
+        if mix is None:
+            return
+        total = sum(mix["mix"].values())
+        said = ", ".join(f"{page} {n / total:.0%}" for page, n in mix["mix"].items())
+        self.stdout.write(f"Mix {mix['name']} (first in the default profile): {said}")
+        rate = traffic.rate()
+        if rate:
+            rate *= total / traffic.requests  # the requests the mix's pages cover
+            self.stdout.write(
+                f"Replay it at the log's rate ({rate:.2f} req/s), open loop: python manage.py "
+                f"runbench --scenarios {mix['name']} --rate {rate:.2f}; at 2x: --rate "
+                f"{2 * rate:.2f}"
+            )
 
     def _own(self, own: list[owncommands.OwnCommand]) -> None:
         """The project's own deployments, measured beside djbench's layouts."""
