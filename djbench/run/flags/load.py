@@ -105,7 +105,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "seed",
-        "seed of the interleaving order (default: random, recorded)",
+        "seed of the interleaving order and of a mix's page draws (default: random, recorded)",
         LOAD,
         TIMED,
         int,
