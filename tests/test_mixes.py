@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import subprocess
 from io import StringIO
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from django.core.management import call_command
 from scipy import stats
 
 from djbench.measure.drivers import DRIVERS
-from djbench.measure.drivers.base import Page
+from djbench.measure.drivers.base import LoadSpec, Page
 from djbench.measure.drivers.loadpages import Requests
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError
@@ -118,6 +120,32 @@ def test_the_builtin_driver_counts_every_page_of_a_mix(rate: float | None) -> No
     assert got.extra["seed"] == 11
     assert sum(p["requests"] for p in got.pages) == got.requests > 300
     assert sum(p["errors"] for p in got.pages) == got.error_count - got.errors.get("unsent", 0)
+    share = got.pages[0]["requests"] / got.requests
+    assert abs(share - 0.75) < 4 * math.sqrt(0.75 * 0.25 / got.requests), share
+    assert all(p["latency_ms"]["p99"] >= 5 for p in got.pages)
+
+
+def test_locust_draws_a_mix_in_every_worker_and_merges_its_pages() -> None:
+    """Two Locust worker processes: each page's answers, merged by the master, sum to
+    the window's; the shares follow the weights; the seed is recorded."""
+    from tests.test_locust_and_target import _need_locust
+
+    _need_locust()
+    pages = (Page("a", 3, "GET", ("/a",), expect_status=200), Page("b", 1, "GET", ("/b", "/c")))
+    driver = DRIVERS["locust"]
+    with SlowServer(delay=0.005) as server:
+        spec = LoadSpec(
+            host="127.0.0.1", port=server.port, method="GET", path="/a", body=None,
+            content_type=None, connections=8, duration=2.0, warmup=0.5, pages=pages, seed=3,
+            workers=2,
+        )  # fmt: skip
+        out = subprocess.run(
+            driver.argv(spec), env={**os.environ, **driver.env(spec)},
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    got = driver.parse(out.stdout)
+    assert got.extra["seed"] == 3 and got.requests > 300
+    assert sum(p["requests"] for p in got.pages) == got.requests
     share = got.pages[0]["requests"] / got.requests
     assert abs(share - 0.75) < 4 * math.sqrt(0.75 * 0.25 / got.requests), share
     assert all(p["latency_ms"]["p99"] >= 5 for p in got.pages)

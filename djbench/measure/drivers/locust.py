@@ -19,12 +19,14 @@ it by ``locustctl``. ``locust --worker -f -`` fetches the locustfile from the ma
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from djbench.measure.drivers.base import Defaults, DriverError, LoadResult, LoadSpec, marked_json
 
@@ -51,6 +53,7 @@ class LocustDriver(Defaults):
     name = "locust"
     worker_processes = True
     own_window = True
+    mixes = True
     extra: str | None = "locust"
     install_hint = 'pip install "djbench[locust]"'
 
@@ -114,7 +117,7 @@ class LocustDriver(Defaults):
         ]
 
     def env(self, spec: LoadSpec) -> dict[str, str]:
-        config = {
+        config: dict[str, Any] = {
             "base_url": spec.url().rsplit(spec.path, 1)[0] if spec.path else spec.url(),
             "method": spec.method,
             "paths": list(spec.paths) or [spec.path],
@@ -131,6 +134,9 @@ class LocustDriver(Defaults):
             "users": spec.connections,
             "spawn_rate": spawn_rate(spec.connections, spec.warmup),
         }
+        if spec.pages:  # a mix: each request's page drawn by weight (locustpages)
+            config["pages"] = [dataclasses.asdict(page) for page in spec.pages]
+            config["seed"] = spec.seed
         return {VARIABLE: json.dumps(config), "PYTHONUNBUFFERED": "1"}
 
     def parse(self, stdout: str) -> LoadResult:
@@ -152,6 +158,7 @@ class LocustDriver(Defaults):
             status=data["status"],
             warmup={"seconds": data.get("warmup_s", 0.0), "settled": None},
             steady_window=True,
+            pages=data.get("pages") or [],
             extra={
                 k: data[k]
                 for k in (
@@ -165,6 +172,7 @@ class LocustDriver(Defaults):
                     "locust_total_failures",
                     "worker_probe",
                     "windows_wall",
+                    "seed",
                 )
                 if k in data
             },

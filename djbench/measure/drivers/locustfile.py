@@ -1,4 +1,5 @@
-"""The locustfile of djbench's Locust driver: one scenario, read from DJBENCH_LOCUST.
+"""The locustfile of djbench's Locust driver: one scenario, read from DJBENCH_LOCUST
+(a mix's pages drawn by weight: djbench.measure.drivers.locustpages).
 
 Run by Locust itself (``locust -f .../locustfile.py``), never imported by runbench:
 Locust monkey-patches the standard library with gevent on import.
@@ -40,6 +41,8 @@ from hdrh.histogram import HdrHistogram
 from locust import FastHttpUser, __version__, constant, events, task
 from locust.runners import MasterRunner, WorkerRunner
 
+from djbench.measure.drivers.locustpages import Pages, merged
+
 SPEC: dict[str, Any] = json.loads(os.environ.get("DJBENCH_LOCUST", "{}") or "{}")
 MAX_LATENCY_US = 120_000_000
 MARKER = "DJBENCH-LOCUST "
@@ -61,7 +64,8 @@ class Tally:
         self.opened: float | None = None
         self.closed: float | None = None
         self.wall: list[float] = []  # the window's edges by the wall clock (time.time())
-        self.inflight: dict[int, float] = {}  # token -> sent (time.monotonic())
+        self.inflight: dict[int, tuple[float, int | None]] = {}  # token -> (sent, page)
+        self.pages = Pages(SPEC)  # a mix's draws and per-page tallies
         self.tokens = 0
         self.hung = 0
         self.users_at_open = 0  # users this process ran when its window opened
@@ -77,12 +81,14 @@ class Tally:
         )
 
     def count_hung(self, now: float) -> None:
-        for sent in self.inflight.values():
+        for sent, page in self.inflight.values():
             if self.closed is not None and sent <= self.closed:
                 self.hung += 1
                 self.errors["timeout"] = self.errors.get("timeout", 0) + 1
                 age_us = min(max(1, int((now - sent) * 1e6)), MAX_LATENCY_US)
                 self.histogram.record_value(age_us)
+                if page is not None:
+                    self.pages.failed(page, age_us)
         self.inflight.clear()
 
     def inside(self, now: float) -> bool:
@@ -108,6 +114,7 @@ class Tally:
             "users_at_open": self.users_at_open,
             "cpu_percent": self.cpu_percent,
             "wall": self.wall,
+            "pages": self.pages.payload(),
         }
 
 
@@ -117,8 +124,16 @@ HELLOS: dict[str, dict[str, Any]] = {}  # the master's: worker id -> its version
 PROBES: dict[str, dict[str, Any]] = {}  # the master's: worker id -> its probe's answer
 
 
-def _record(response_time: float, status: int, exception: Any, sent: float) -> None:
+def _record(
+    response_time: float,
+    status: int,
+    exception: Any,
+    sent: float,
+    page: int | None = None,
+    expected: int | None = None,
+) -> None:
     now = time.monotonic()
+    latency_us = min(max(1, int(response_time * 1000)), MAX_LATENCY_US)
     if exception is not None and not status:
         if TALLY.during(sent, now):
             text = f"{type(exception).__name__} {exception}".lower()
@@ -126,18 +141,22 @@ def _record(response_time: float, status: int, exception: Any, sent: float) -> N
             kind = "timeout" if timed_out else "connect" if "refused" in text else "read"
             TALLY.errors[kind] = TALLY.errors.get(kind, 0) + 1
             if kind == "timeout":  # its latency is at least its age: in the percentiles
-                TALLY.histogram.record_value(min(max(1, int(response_time * 1000)), MAX_LATENCY_US))
+                TALLY.histogram.record_value(latency_us)
+            if page is not None:
+                TALLY.pages.failed(page, latency_us if kind == "timeout" else None)
         return
     if not TALLY.inside(now):
         return
     TALLY.requests += 1
-    TALLY.histogram.record_value(min(max(1, int(response_time * 1000)), MAX_LATENCY_US))
+    TALLY.histogram.record_value(latency_us)
     TALLY.status[str(status)] = TALLY.status.get(str(status), 0) + 1
     if not 200 <= status < 300:
         TALLY.non_2xx += 1
-    expected = SPEC.get("expect_status")
-    if (status != expected) if expected else not 200 <= status < 300:
+    unexpected = (status != expected) if expected else not 200 <= status < 300
+    if unexpected:
         TALLY.unexpected += 1
+    if page is not None:
+        TALLY.pages.answered(page, latency_us, unexpected)
 
 
 class ScenarioUser(FastHttpUser):
@@ -154,24 +173,40 @@ class ScenarioUser(FastHttpUser):
     def on_start(self) -> None:
         self.index = 0
 
-    @task
-    def one(self) -> None:
+    def _next(self) -> tuple[int | None, str, str, str, dict[str, str], int | None]:
+        """(page of a mix or None, method, path, body, headers, expected status)."""
+        page = TALLY.pages.draw()
+        if page is not None:
+            return (page, *TALLY.pages.request(page))
         paths = SPEC.get("paths") or ["/"]
         path = paths[self.index % len(paths)]
         self.index += 1
+        headers = SPEC.get("headers") or {}
+        return (
+            None,
+            SPEC.get("method", "GET"),
+            path,
+            SPEC.get("body") or "",
+            headers,
+            (SPEC.get("expect_status")),
+        )
+
+    @task
+    def one(self) -> None:
+        page, method, path, body, headers, expected = self._next()
         started = time.perf_counter()
         sent = time.monotonic()
         TALLY.tokens += 1
         token = TALLY.tokens
-        TALLY.inflight[token] = sent
+        TALLY.inflight[token] = (sent, page)
         status = 0
         failure: Any = None
         try:
             with self.client.request(
-                SPEC.get("method", "GET"),
+                method,
                 path,
-                data=SPEC.get("body") or None,
-                headers=SPEC.get("headers") or None,
+                data=body or None,
+                headers=headers or None,
                 catch_response=True,
                 timeout=SPEC.get("timeout", 10.0),
             ) as response:
@@ -185,7 +220,8 @@ class ScenarioUser(FastHttpUser):
             failure = exc
         finally:
             TALLY.inflight.pop(token, None)
-        _record((time.perf_counter() - started) * 1000, status, failure, sent)
+        elapsed = (time.perf_counter() - started) * 1000
+        _record(elapsed, status, failure, sent, page, expected)
 
 
 def _apply(spec: dict[str, Any], environment: Any) -> None:
@@ -386,4 +422,8 @@ def _merged(environment: Any) -> dict[str, Any]:
         "locust_total_requests": total.num_requests,
         "locust_total_failures": total.num_failures,
     }
+    pages = [part["pages"] for part in MERGED if part.get("pages")]
+    if pages:
+        result["pages"] = merged(pages, result["duration_s"])
+        result["seed"] = SPEC.get("seed")
     return result
