@@ -28,8 +28,12 @@ class SlowServer:
         delay: float = DELAY,
         hang_every: int | None = None,
         workers: int | None = None,
+        silent_close: float | None = None,
     ) -> None:
         self.status, self.delay, self.hang_every = status, delay, hang_every
+        # `silent_close`: this many seconds after each answer the connection is closed
+        # without a `Connection: close` (as uWSGI's http-socket does with keep-alive off)
+        self.silent_close = silent_close
         self.seen = 0
         self.connections = 0  # connections accepted (tests/test_own_tls.py)
         # `workers`: at most this many requests served at once (the rest wait), so the
@@ -63,6 +67,9 @@ class SlowServer:
                     "Content-Type: text/plain\r\n\r\nok".encode()
                 )
                 await writer.drain()
+                if self.silent_close is not None:
+                    await asyncio.sleep(self.silent_close)
+                    break
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:

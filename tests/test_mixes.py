@@ -151,6 +151,16 @@ def test_locust_draws_a_mix_in_every_worker_and_merges_its_pages() -> None:
     assert all(p["latency_ms"]["p99"] >= 5 for p in got.pages)
 
 
+def test_a_kept_connection_closed_without_notice_is_resent_not_failed() -> None:
+    """A server that closes each connection after its answer without `Connection: close`
+    (uWSGI's http-socket, bakerydemo's own etc/uwsgi.ini): the request sent on it is
+    resent on a new connection, as browsers do, counted and said; not an error."""
+    with SlowServer(delay=0.002, silent_close=0.01) as server:
+        got = builtin_load(server.port, 4, 1.5, warmup=0.2)
+    assert got.requests > 50 and got.error_count == 0, got.errors
+    assert got.extra["resent"] > got.requests / 2, got.extra
+
+
 def test_a_driver_that_sends_one_request_refuses_a_mix(tmp_path: Path) -> None:
     chosen = list(scenarios.load(FIXTURE).scenarios)
     with pytest.raises(OptionError, match="mix-sync, mix-async is a mix of pages, which"):

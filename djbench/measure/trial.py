@@ -433,6 +433,8 @@ def warnings_for(
     hung = int(result.extra.get("hung") or 0)
     if hung:
         found.append(Notice(code="hung", params={"count": hung, "driver": driver_name}))
+    if resent := int(result.extra.get("resent") or 0):
+        found.append(Notice(code="resent", params={"count": resent, "requests": result.requests}))
     found += _locust_workers_busy(result)
     running, users = result.extra.get("users_at_open"), result.extra.get("users_expected")
     if isinstance(running, int) and isinstance(users, int) and users > 0 and running < users:

@@ -91,6 +91,12 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
         f"{p['count']} request(s) had no answer by the window's close + 2 s (the "
         f"{p['driver']} driver): counted as errors, their age as a latency (a lower bound)"
     ),
+    "resent": lambda p: (
+        f"the server closed {p['count']} kept connection(s) without saying so (no "
+        "`Connection: close`) as a request was sent on them: each was resent on a new "
+        f"connection, as browsers do ({p['count']} of {p['requests']} answers paid a "
+        "reconnect, counted in their latency)"
+    ),
     "client_short": lambda p: (
         f"only {p['in_flight']:.0f} of {p['concurrency']} connections answered during the "
         "window while the load driver was busy (counted by the driver): the client did not "

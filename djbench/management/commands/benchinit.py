@@ -14,6 +14,11 @@ from djbench.plan import accesslogs, discover, drafts, owncommands, sitepages
 from djbench.plan.options import OptionError, split_list
 from djbench.plan.project import PACKAGED_DEPLOY, current
 
+# A replay at the log's own rate: a window of this length needs this many answers for
+# its p99 to rest on more than one request (as the pilot's fitted windows do).
+REPLAY_WINDOW_S = 10
+REPLAY_ANSWERS = 200
+
 
 class Command(BaseCommand):
     help = (
@@ -203,6 +208,13 @@ class Command(BaseCommand):
                 f"runbench --scenarios {mix['name']} --rate {rate:.2f}; at 2x: --rate "
                 f"{2 * rate:.2f}"
             )
+            if rate * REPLAY_WINDOW_S < REPLAY_ANSWERS:
+                self.stdout.write(
+                    f"  At that rate a {REPLAY_WINDOW_S} s window holds about "
+                    f"{rate * REPLAY_WINDOW_S:.0f} answers, too few for a p99: replay a "
+                    f"multiple of it, or find the rate the mix holds at your latency target "
+                    f"(runbench --capacity --slo-p99 MS --scenarios {mix['name']})"
+                )
 
     def _own(self, own: list[owncommands.OwnCommand]) -> None:
         """The project's own deployments, measured beside djbench's layouts."""

@@ -100,6 +100,7 @@ class BuiltinDriver(Defaults):
                     "rate",
                     "after_window",
                     "hung",
+                    "resent",
                     "timeout_s",
                     "seed",
                 )

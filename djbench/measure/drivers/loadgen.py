@@ -50,6 +50,7 @@ MAX_LATENCY_US = 120_000_000
 # How long requests in flight at the window's close may still finish; those that do not
 # are hung (errors of the window, their age a latency).
 AFTER_GRACE_S = 2.0
+IDEMPOTENT = (b"GET ", b"HEAD ", b"PUT ", b"DELETE ", b"OPTIONS ")
 
 
 class Closed(Exception):
@@ -83,6 +84,7 @@ class Connection(asyncio.Protocol):
         self.done: asyncio.Future[int] | None = None
         self.keep_alive = True
         self.answered = 0  # answers read on this connection (--new-connection-every)
+        self.received = False  # a byte of the current request's answer has arrived
         self.first = first
         if first is not None:
             self.done = asyncio.get_running_loop().create_future()
@@ -93,6 +95,7 @@ class Connection(asyncio.Protocol):
             transport.write(self.first)  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
+        self.received = True
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -114,6 +117,7 @@ class Connection(asyncio.Protocol):
             self.done.set_exception(exc)
 
     async def request(self, raw: bytes) -> int:
+        self.received = False  # first: a close seen before this runs sent nothing
         if self.transport is None:
             raise Closed("connection closed")
         self.done = asyncio.get_running_loop().create_future()
@@ -211,6 +215,7 @@ class Tally:
     pages: list[PageTally] = field(default_factory=list)  # a mix's, per page
     tokens: int = 0
     hung: int = 0  # no answer by the window's close + AFTER_GRACE_S (also in errors)
+    resent: int = 0  # in the window, sent on a kept connection the server had closed: resent
 
     def count_hung(self, now: int, by_due: bool) -> None:
         """Requests still unanswered now that were in flight during the window (closed
@@ -380,7 +385,19 @@ async def _one(
         _failed(tally, "timeout", started_ns, bool(args.rate), page)
         conn.close()
         return None
-    except (OSError, Closed, httptools.HttpParserError):
+    except (Closed, OSError):
+        if fresh or conn.received or not raw.startswith(IDEMPOTENT):
+            _failed(tally, "read", started_ns, bool(args.rate), page)
+            conn.close()
+            return None
+        # A kept connection the server closed (or reset) without saying so (no
+        # `Connection: close`), before any byte of the answer: resent once on a new one, as
+        # browsers and HTTP libraries do for idempotent requests (RFC 9110 9.2.2); its
+        # latency keeps the failed attempt. Counted, and said next to the figures.
+        if tally.window.phase(started_ns if args.rate else time.perf_counter_ns()) == "window":
+            tally.resent += 1
+        return await _one(None, raw, args, tally, started_ns, who, page)
+    except httptools.HttpParserError:
         _failed(tally, "read", started_ns, bool(args.rate), page)
         conn.close()
         return None
@@ -663,6 +680,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "after_window": tally.after_window,
         # Hung: no answer by the window's close + grace (in errors["timeout"] too).
         "hung": tally.hung,
+        "resent": tally.resent,
         "grace_s": AFTER_GRACE_S,
         "timeout_s": args.timeout,
         **(
