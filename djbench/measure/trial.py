@@ -221,7 +221,11 @@ def load_spec(
     duration: float,
     settings: LoadSettings,
     warmup: float = 0.0,
+    round_index: int = 0,
 ) -> LoadSpec:
+    """A mix's draws are seeded with the run's seed plus the round: every deployment of a
+    round loads the same sequence of pages (paired, like the rounds themselves), and each
+    round a new one, so the rounds' spread includes the mix's sampling."""
     r = scenario.request
     pages = tuple(
         Page(
@@ -260,7 +264,9 @@ def load_spec(
         scheme=live.scheme,
         new_connection_every=settings.new_connection_every,
         pages=pages,
-        seed=(mixes.DEFAULT_SEED if settings.seed is None else settings.seed) if pages else None,
+        seed=(mixes.DEFAULT_SEED if settings.seed is None else settings.seed) + round_index
+        if pages
+        else None,
     )
 
 
@@ -309,6 +315,7 @@ def _run_driver(
     log: Path,
     warmup: float = 0.0,
     window: Window | None = None,
+    round_index: int = 0,
 ) -> tuple[LoadResult, Drive]:
     timeout = (duration + warmup) * 3 + 60
     cpus = settings.driver_cpus
@@ -316,7 +323,7 @@ def _run_driver(
         argv = ws_argv(live, scenario, connections, duration)
         ran = drive(argv, {}, cpus, log, timeout, window)
         return _parse_ws(ran.output), ran
-    spec = load_spec(live, scenario, connections, duration, settings, warmup)
+    spec = load_spec(live, scenario, connections, duration, settings, warmup, round_index)
     announces = driver.own_window  # its own warm-up, and its window's edges printed
     timeout = driver.time_limit(duration, warmup, timeout)
     argv, env = driver.argv(spec), driver.env(spec)
@@ -623,6 +630,7 @@ def run_trial(
             log_dir / f"{slug}.driver.log",
             warmup=settings.warmup if same_process else 0.0,
             window=window,
+            round_index=round_index,
         )
     finally:
         observers.close()  # stopped already unless the driver failed

@@ -13,6 +13,7 @@ from djbench.results.analysis import Run
 from djbench.results.mix_stats import MixPair, best_p99, mix_pairs
 from djbench.results.model import RunDocument
 
+CONSOLE_ROWS = 24  # more per-page rows than this: the report's table, the console's words
 HEADERS = [
     *("mix", "server", "page", "weight", "answered", "req/s", "p50 ms", "p99 ms"),
     *("p99 alone ms", "errors"),
@@ -42,13 +43,8 @@ def sentences(pairs: list[MixPair]) -> list[str]:
                 f"{scenario}: the lowest p99 is {pair_name(best.entry)}'s "
                 f"({number(best.p99_ms, 1)} ms; medians over trials, not a test)."
             )
+        out += _slowest(scenario, mine)
         for m in mine:
-            top = m.limiting
-            if top is not None and len(m.rows) > 1:
-                out.append(
-                    f"{scenario} on {pair_name(m.entry)}: its slowest page is {top.page} "
-                    f"(p99 {number(top.p99_ms, 1)} ms)."
-                )
             for r in m.rows:
                 if r.blocked:
                     out.append(
@@ -59,9 +55,35 @@ def sentences(pairs: list[MixPair]) -> list[str]:
     return out
 
 
+def _slowest(scenario: str, mine: list[MixPair]) -> list[str]:
+    """Each deployment's slowest page; once when it is the same page on every one."""
+    tops = [(m, top) for m in mine if (top := m.limiting) is not None and len(m.rows) > 1]
+    pages = {top.page for _, top in tops}
+    if len(tops) > 2 and len(pages) == 1:
+        p99s = [top.p99_ms or 0.0 for _, top in tops]
+        return [
+            f"{scenario}: the slowest page is {pages.pop()} on every deployment (p99 "
+            f"{number(min(p99s), 1)}-{number(max(p99s), 1)} ms)."
+        ]
+    return [
+        f"{scenario} on {pair_name(m.entry)}: its slowest page is {top.page} "
+        f"(p99 {number(top.p99_ms, 1)} ms)."
+        for m, top in tops
+    ]
+
+
 def print_mixes(console: Console, document: RunDocument) -> None:
     pairs = mix_pairs(document)
     if not pairs:
+        return
+    rows = sum(len(m.rows) for m in pairs)
+    if rows > CONSOLE_ROWS:
+        console.print(
+            f"Mixes per page: {rows} rows ({len(pairs)} pairs), in the report's \"Mixes: "
+            'figures per page"'
+        )
+        for line in sentences(pairs):
+            console.print(escape(line))
         return
     table = Table(
         title="Mixes per page (medians over trials; answered: share of the mix's answers)",
@@ -87,10 +109,12 @@ def mix_sections(runs: list[Run]) -> list[Section]:
             Section(
                 id=f"mix-{len(sections)}",
                 title="Mixes: figures per page" + (f" [{run.run_tag}]" if len(runs) > 1 else ""),
-                intro="Each request's page drawn by weight from a seeded generator "
-                f"(seed {_seed(run.document)}); answered: the page's share of the mix's "
-                "answers; p99 alone: the page as its own scenario on the same deployment, "
-                "when the run loaded it; (waits): at least twice that in the mix.",
+                intro="Each request's page drawn by weight from a generator seeded with "
+                f"the run's seed plus the round ({_seed(run.document)} in round 0: every "
+                "deployment of a round draws the same pages); answered: the page's share "
+                "of the mix's answers (a short window holds few: it strays from the "
+                "weight by chance); p99 alone: the page as its own scenario on the same "
+                "deployment, when the run loaded it; (waits): at least twice that in the mix.",
                 headers=HEADERS,
                 rows=[row for m in pairs for row in _cells(m)],
                 notes=sentences(pairs),
@@ -103,5 +127,5 @@ def _seed(document: RunDocument) -> str:
     for e in document.results:
         for t in e.trials:
             if t.pages and "seed" in t.extra:
-                return str(t.extra["seed"])
+                return str(int(t.extra["seed"]) - t.round)
     return "unknown"

@@ -283,8 +283,10 @@ def broadcast_text(rates: tuple[float, float, int]) -> str:
 
 def pair_name(entry: PairResult) -> str:
     """A pair's server as tables show it: its settings variant (--axis), tuned layout
-    (--tune) and recycling (--recycle) included; the proxy has a column of its own."""
-    name = f"{entry.server}[{entry.variant_label}]" if entry.variant else entry.server
+    (--tune) and recycling (--recycle) included; the proxy has a column of its own. The
+    project's own deployment goes by its own name (yours-uwsgi), never its server's."""
+    base = entry.own or entry.server
+    name = f"{base}[{entry.variant_label}]" if entry.variant else base
     name = f"{name}{{{entry.config}}}" if entry.config is not None else name
     return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
 
