@@ -6,8 +6,9 @@ Formats, told apart line by line:
 - the combined and common formats of nginx, Apache and Gunicorn's default
   ``access_log_format`` (``%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"``).
 A line in neither is counted as unread, never a failure. Only GET and HEAD are kept
-(other methods are counted: a load that posts forms is written by hand); a query string
-is dropped and counted (which views read it is the team's to say). At most MAX_LINES
+(other methods are counted: a load that posts forms is written by hand); each path's
+query strings are counted, and kept in its scenario only for the keys its view reads
+(djbench.plan.logqueries). At most MAX_LINES
 lines are read, and the MAX_PATHS commonest paths probed. The log's own span and rate
 are stated, so that a run can be sized against the traffic it replays.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 
 MAX_LINES = 1_000_000
 MAX_PATHS = 200
+MAX_QUERIES = 50  # distinct query strings counted per path
 METHODS = ("GET", "HEAD")
 _COMBINED = re.compile(
     r'^\S+ \S+ \S+ \[(?P<time>[^\]]+)\] "(?P<method>[A-Z]+) (?P<uri>\S+)[^"]*" (?P<status>\d{3})'
@@ -37,7 +39,9 @@ class Traffic:
 
     paths: Counter[str] = field(default_factory=Counter)  # GET/HEAD requests per path
     other_methods: Counter[str] = field(default_factory=Counter)
-    with_query: int = 0  # requests whose query string was dropped
+    with_query: int = 0  # requests with a query string (kept where the view reads it)
+    # Each path's query strings (the first MAX_QUERIES distinct ones counted)
+    queries: dict[str, Counter[str]] = field(default_factory=dict)
     unread: int = 0  # lines in no known format
     first: float | None = None  # the first and last request's time (epoch seconds)
     last: float | None = None
@@ -61,6 +65,10 @@ class Traffic:
     def commonest(self) -> list[tuple[str, int]]:
         return self.paths.most_common(MAX_PATHS)
 
+    def queried(self) -> dict[str, list[str]]:
+        """Each path's query strings, the commonest first."""
+        return {path: [q for q, _ in found.most_common()] for path, found in self.queries.items()}
+
     def summary(self) -> str:
         """'1,204 GET/HEAD requests over 2 h 3 min (0.16 req/s), Caddy JSON; ...'"""
         span = self.span_s
@@ -73,7 +81,7 @@ class Traffic:
             other = ", ".join(f"{n} {m}" for m, n in self.other_methods.most_common())
             extra.append(f"left out: {other}")
         if self.with_query:
-            extra.append(f"{self.with_query} query string(s) dropped")
+            extra.append(f"{self.with_query} with a query string")
         if self.unread:
             extra.append(f"{self.unread} line(s) in no known format")
         return said + (f"; {'; '.join(extra)}" if extra else "")
@@ -131,12 +139,16 @@ def _count(traffic: Traffic, method: str, uri: str, when: float | None) -> None:
     if method not in METHODS:
         traffic.other_methods[method] += 1
         return
-    path, query, _ = uri.partition("?")
+    path, _, query = uri.partition("?")
     if not path.startswith("/"):
         traffic.unread += 1
         return
     traffic.with_query += bool(query)
     traffic.paths[path] += 1
+    if query:
+        found = traffic.queries.setdefault(path, Counter())
+        if query in found or len(found) < MAX_QUERIES:
+            found[query] += 1
     if when is not None:
         traffic.first = when if traffic.first is None else min(traffic.first, when)
         traffic.last = when if traffic.last is None else max(traffic.last, when)

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.resolvers import RegexPattern, RoutePattern
 
-from djbench.plan import inprocess, sitepages
+from djbench.plan import inprocess, logqueries, sitepages
 from djbench.plan.inprocess import Answered
 
 _CONVERTER = re.compile(r"<(?:(?P<converter>[^>:]+):)?(?P<name>[^>]+)>")
@@ -77,6 +77,7 @@ class Discovery:
     kept: list[Probe]
     skipped: list[Probe]
     site: sitepages.Found
+    queried: list[str] = field(default_factory=list)  # pages loaded with a logged query
 
     def reasons(self, n: int = 5) -> list[tuple[str, int]]:
         """The commonest reasons pages were skipped, with counts."""
@@ -289,6 +290,7 @@ def discover(
     include_admin: bool = False,
     crawl_pages: int = sitepages.CRAWL_PAGES,
     log_paths: dict[str, int] | None = None,
+    log_queries: dict[str, list[str]] | None = None,
 ) -> Discovery:
     """Every candidate page probed: (kept, skipped, what the site's own search saw)."""
     count = "djbench.middleware.QueryCountMiddleware" in settings.MIDDLEWARE
@@ -304,6 +306,7 @@ def discover(
         probes += logged + _from_site(site, seen, user, count)
         kept = group([p for p in probes if not p.skipped])
         weigh(kept, probes, log_paths)
+        queried = _queried(kept, log_queries or {}, user)
         for p in kept:  # the samples kept are probed again, warmed: steady counts
             p.samples = [
                 s if p.source == "urlconf" and i == 0 else probe(s.path, user, count)
@@ -316,7 +319,28 @@ def discover(
         kept=kept,
         skipped=[p for p in probes if p.skipped],
         site=site,
+        queried=queried,
     )
+
+
+def _queried(kept: list[Probe], log_queries: dict[str, list[str]], user: str | None) -> list[str]:
+    """Pages whose logged query strings their view reads: the page loaded with them (the
+    commonest first, reduced to the keys read) in place of its bare path."""
+    changed = []
+    for p in kept:
+        if not p.path or not (queries := log_queries.get(p.path)):
+            continue
+        found = logqueries.variants(p.path, queries, p.user or user)
+        if not found:
+            continue
+        samples = [probe(uri, user, False, steady=False) for uri in found]
+        samples = [s for s in samples if s.status == 200]
+        if not samples:
+            continue
+        p.samples = samples + [s for s in p.samples if s.path != p.path][: SAMPLES - len(samples)]
+        p.path, p.answer = samples[0].path, samples[0]
+        changed.append(p.path)
+    return changed
 
 
 def group_key(answer: Answered) -> tuple[str, str]:

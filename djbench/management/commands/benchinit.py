@@ -85,7 +85,8 @@ class Command(BaseCommand):
             )
         try:
             logged = dict(traffic.commonest()) if traffic else None
-            found = discover.discover(samples, user, include_admin, crawl, logged)
+            queries = traffic.queried() if traffic else None
+            found = discover.discover(samples, user, include_admin, crawl, logged, queries)
         except DatabaseError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CommandError(
@@ -185,6 +186,12 @@ class Command(BaseCommand):
             f"Share of the log's requests by scenario: {said or 'none'} "
             f"({covered / total:.0%} of the log's requests are in a scenario)"
         )
+        if traffic.with_query:
+            kept = ", ".join(found.queried) or "none"
+            self.stdout.write(
+                "Query strings kept where the view reads them (its keys only): "
+                f"{kept}; the others dropped"
+            )
         gone = [p for p in found.skipped if p.source == "log"]
         if gone:
             lost = sum(traffic.paths[p.path] for p in gone)
