@@ -212,3 +212,23 @@ def test_a_slow_page_holds_a_sync_worker_and_the_fast_page_waits(
 
     assert "## Mixes: figures per page" in report.markdown([run])
     assert "## Mixes: which page limits the p99" in guide.markdown(run)
+
+
+def test_capacity_holds_a_mix_s_pages_to_their_own_p99_where_the_file_says_so() -> None:
+    """The mix's p99 within the target but one page's above its scenario's own p99
+    threshold: the window fails for that page; without the page's target it passes."""
+    from djbench.results.capacity_stats import step_of
+    from djbench.results.model import Latency, PageFigures, Trial
+
+    pages = [
+        PageFigures(name="home", weight=3, requests=900, rps=300, latency_ms=Latency(p99=20)),
+        PageFigures(name="search", weight=1, requests=100, rps=100, latency_ms=Latency(p99=90)),
+    ]
+    trial = Trial(
+        round=0, valid=True, requests=1000, duration_s=2.5, rps=400.0,
+        latency_ms=Latency(p50=5, p99=60), pages=pages,
+    )  # fmt: skip
+    assert step_of("search", 400, 8, trial, 100.0, 0.01).passed
+    held = step_of("search", 400, 8, trial, 100.0, 0.01, {"search": 50.0})
+    assert not held.passed and held.why == "page_p99_above_slo"
+    assert step_of("search", 400, 8, trial, 100.0, 0.01, {"home": 50.0}).passed

@@ -19,6 +19,7 @@ CAPACITY_STOPS = {
 }
 CAPACITY_WHY = {
     "p99_above_slo": "p99 above the target",
+    "page_p99_above_slo": "a page of the mix above its own p99 threshold",
     "errors": "errors above --max-error-rate",
     "short": "completed under 99% of the offered rate",
     "late": "sends started late (the server held every connection)",

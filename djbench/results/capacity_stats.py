@@ -84,10 +84,12 @@ def judge(
     max_error_rate: float,
     window_s: float | None = None,
     rising: bool = False,
+    pages_over: bool = False,
 ) -> Outcome:
     """`window_s`: a window holds a whole number of due requests, so at a few req/s the
     achieved rate may miss 99% of the offered by less than one request: that is allowed.
-    `rising`: the window's latency climbed across its slices (a queue growing)."""
+    `rising`: the window's latency climbed across its slices (a queue growing).
+    `pages_over`: a mix's page missed its own p99 target (its scenario's thresholds)."""
     slack = 1 / window_s if window_s else 0.0
     if late_share > LATE_SHARE and driver_busy:
         return Outcome(False, "driver_busy")
@@ -95,6 +97,8 @@ def judge(
         return Outcome(False, "errors")
     if p99_ms is None or p99_ms > slo_ms:
         return Outcome(False, "p99_above_slo")
+    if pages_over:
+        return Outcome(False, "page_p99_above_slo")
     if achieved + slack < COMPLETION_SHARE * offered:
         return Outcome(False, "short")
     if late_share > LATE_SHARE:
@@ -168,14 +172,20 @@ def step_of(
     trial: Trial,
     slo_ms: float,
     max_error_rate: float,
+    page_slos: dict[str, float] | None = None,
 ) -> CapacityStep:
-    """One window's figures and its judgement."""
+    """One window's figures and its judgement; a mix's pages held to their own p99
+    targets where the file gives them (`page_slos`), besides the mix's to `slo_ms`."""
     late = int(trial.extra.get("late_starts") or 0)
     due = trial.requests + trial.error_count
     late_share = late / due if due else 0.0
     busy = any(w.code == "driver_busy" for w in trial.warnings)
     p99 = trial.latency_ms.p99
     climbing = trial.timeline is not None and rising(trial.timeline.load)
+    targets = page_slos or {}
+    pages_over = any(
+        p.name in targets and (p.latency_ms.p99 or 0.0) > targets[p.name] for p in trial.pages or []
+    )
     outcome = (
         Outcome(False, "failed")
         if trial.invalid is not None and trial.invalid.code == "driver_failed"
@@ -190,6 +200,7 @@ def step_of(
             max_error_rate,
             trial.duration_s,
             climbing,
+            pages_over,
         )
     )
     memory = trial.memory_mb

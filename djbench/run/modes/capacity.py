@@ -109,13 +109,19 @@ def _search(
             )
         progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
         trial = one_window(plan, live, scenario, connections, settings, run_dir)
-        step = capacity_stats.step_of(phase, rate, connections, trial, slo_ms, max_error_rate)
+        step = capacity_stats.step_of(
+            phase, rate, connections, trial, slo_ms, max_error_rate, page_slos
+        )
         if phase == "steady" and step.passed:
             passed.append(trial)
         return step
 
     passed: list[Trial] = []
     max_error_rate = plan.settings.max_error_rate
+    # A mix's pages whose own scenario declares a p99 threshold are held to it too.
+    page_slos = {
+        p.name: p.scenario.thresholds.p99_ms for p in scenario.mix if p.scenario.thresholds.p99_ms
+    }
     if so_far is not None and so_far.steps and not so_far.screening:
         if so_far.stopped not in ("driver_busy", "driver_failed", "never_passed", "budget"):
             capacity_stats.staircase(so_far, measure, how.deadline)
