@@ -308,7 +308,10 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
     """Warm up for at least --warmup s, then until two successive slices agree.
 
     A slice lasts four mean latencies of the warm-up so far (at least 0.5 s, at most
-    2 s), so that a slow page's lumpy completions do not pass for instability. Two
+    2 s, and at most half the timed window: no finer than the window that follows is
+    judged; a quick run's 2 s window on 50 ms pages at 9 connections spent 4 s settling
+    in two 2 s slices), so that a slow page's lumpy completions do not pass for
+    instability. Two
     slices agree when their throughputs differ by at most --settle-tolerance of the
     larger, plus the counting noise of the slices themselves (sqrt(n1 + n2) completions:
     about one standard deviation of the difference of two counts), which would otherwise
@@ -323,7 +326,8 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
     while True:
         done = tally.warmup_requests
         mean_s = tally.warmup_latency_us / done / 1e6 if done else 0.0
-        slice_s = min(2.0, max(0.5, 4 * mean_s))
+        longest = max(0.5, min(2.0, args.duration / 2)) if args.duration > 0 else 2.0
+        slice_s = min(longest, max(0.5, 4 * mean_s))
         slice_start = time.perf_counter_ns()
         await asyncio.sleep(slice_s)
         now = time.perf_counter_ns()
