@@ -242,5 +242,7 @@ HEADER = """\
 # add pages that take a body (POST), `user = "name"` for pages behind login,
 # `csrf = true`. Each [[deployment]] is a server command of your own files (a Procfile,
 # a Dockerfile, a uwsgi.ini, a gunicorn config), measured beside djbench's layouts as
-# written (only its address is djbench's). Format: djbench's docs (docs/own-project.md).
+# written (only its address is djbench's). `mix = {page = weight, ...}` makes a scenario
+# a weighted mix of others (`log-mix`, from --from-log, is the access log's own).
+# Format: djbench's docs (docs/own-project.md).
 """
