@@ -33,10 +33,10 @@ from djbench.measure.drivers import DEFAULT, DRIVERS, Driver, DriverError, LoadR
 from djbench.measure.drivers.base import (
     WINDOW_MARKER,
     WS_MARKER,
-    Page,
     marked_json,
     request_timeout,
 )
+from djbench.measure.drivers.loadpages import pages_of
 from djbench.measure.resource_watch import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
 from djbench.plan import mixes
@@ -227,19 +227,7 @@ def load_spec(
     round loads the same sequence of pages (paired, like the rounds themselves), and each
     round a new one, so the rounds' spread includes the mix's sampling."""
     r = scenario.request
-    pages = tuple(
-        Page(
-            name=part.name,
-            weight=part.weight,
-            method=part.scenario.request.method,
-            paths=part.scenario.request.path_list(),
-            body=part.scenario.request.body,
-            content_type=part.scenario.request.content_type,
-            headers=part.scenario.request.all_headers(),
-            expect_status=part.scenario.expect.status,
-        )
-        for part in scenario.mix
-    )
+    pages = pages_of(scenario)
     return LoadSpec(
         host=live.host,
         port=live.port,

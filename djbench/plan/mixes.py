@@ -9,10 +9,11 @@ realized shares are within sampling error of its weights and a run can be repeat
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from djbench.plan.scenarios import MixPart, Scenario, Thresholds, _ScenarioRaw
+    from djbench.plan.scenarios import Scenario, Thresholds, _ScenarioRaw
 
 # Keys that describe one request: a mix's requests are its pages'.
 NOT_FOR_A_MIX = (
@@ -23,10 +24,22 @@ NOT_FOR_A_MIX = (
 DEFAULT_SEED = 20261204
 
 
+@dataclass(frozen=True)
+class MixPart:
+    """One page of a mix: a scenario of the file and its weight."""
+
+    name: str
+    weight: float
+    scenario: Scenario
+
+    def share(self, parts: tuple[MixPart, ...]) -> float:
+        return self.weight / sum(p.weight for p in parts)
+
+
 def scenario(raw: _ScenarioRaw, known: dict[str, Scenario], thresholds: Thresholds) -> Scenario:
     """The mix `raw` declares, its pages taken from `known` (the file's plain scenarios);
     ValueError says what is wrong in one sentence."""
-    from djbench.plan.scenarios import MixPart, Scenario
+    from djbench.plan.scenarios import Scenario
 
     assert raw.mix is not None
     given = sorted(raw.model_fields_set & set(NOT_FOR_A_MIX))

@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from djbench.plan import mixes
+from djbench.plan import mixes, scenario_errors
+from djbench.plan.mixes import MixPart
 from djbench.plan.owncommands import OwnCommand
 
 SCHEMA_VERSION = 1
@@ -153,18 +154,6 @@ class Scenario:
 
 
 @dataclass(frozen=True)
-class MixPart:
-    """One page of a mix: a scenario of the file and its weight."""
-
-    name: str
-    weight: float
-    scenario: Scenario
-
-    def share(self, parts: tuple[MixPart, ...]) -> float:
-        return self.weight / sum(p.weight for p in parts)
-
-
-@dataclass(frozen=True)
 class ScenarioFile:
     path: Path
     health_path: str
@@ -277,41 +266,6 @@ class _FileRaw(_Strict):
     thresholds: _ThresholdsRaw = _ThresholdsRaw()  # every scenario's, unless it says its own
     scenario: list[_ScenarioRaw] = Field(min_length=1)
     deployment: list[_DeploymentRaw] = []
-
-
-def _where(loc: tuple[int | str, ...], raw: dict[str, Any]) -> str:
-    """'scenario #3 (movies-sync): expect.status' from pydantic's error location."""
-    parts = list(loc)
-    if len(parts) >= 2 and parts[0] == "scenario" and isinstance(parts[1], int):
-        items = raw.get("scenario") or []
-        index = parts[1]
-        name = items[index].get("name") if isinstance(items[index], dict) else None
-        head = f"scenario #{index + 1}" + (f" ({name!r})" if isinstance(name, str) else "")
-        rest = parts[2:]
-    else:
-        head, rest = "", parts
-    path = ""
-    for part in rest:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return ": ".join(x for x in (head, path.replace("json_", "json")) if x) or "top level"
-
-
-def _problem(error: Any, raw: dict[str, Any]) -> str:
-    kind, message, loc = error["type"], error["msg"], tuple(error["loc"])
-    got = error.get("input")
-    if kind == "extra_forbidden":
-        message = "unknown key (a typo?)"
-    elif kind == "missing":
-        message = "required key is missing"
-    elif kind == "literal_error":
-        message = message.replace("Input should be", "must be") + f", got {got!r}"
-    elif kind == "string_pattern_mismatch":
-        message = f"must start with '/', got {got!r}"
-    elif loc == ("scenario",) and kind == "list_type":
-        message = "must be a list of tables: write [[scenario]], not [scenario]"
-    else:
-        message = message.replace("Input should be", "must be") + f", got {got!r}"
-    return f"{_where(loc, raw)}: {message}"
 
 
 def _request(raw: _RequestFields, path: str, common: dict[str, str] | None = None) -> Request:
@@ -447,7 +401,7 @@ def load(path: Path) -> ScenarioFile:
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
-        raise ScenarioError(f"{path}: {_problem(errors[0], data)}{more}") from None
+        raise ScenarioError(f"{path}: {scenario_errors.problem(errors[0], data)}{more}") from None
     scenarios = _scenarios(path, raw)
     names = [s.name for s in scenarios]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -11,6 +11,7 @@ from djbench.plan.fitting import request_timeout as request_timeout
 
 BUILTIN_MARKER = "DJBENCH-BUILTIN "  # the builtin driver's result line starts with it
 WS_MARKER = "DJBENCH-WS "  # and the WebSocket driver's
+MAX_LATENCY_US = 120_000_000  # the drivers' HDR histograms' highest value (2 minutes)
 WINDOW_MARKER = "DJBENCH-WINDOW "  # the builtin driver's "window open/closed" lines
 SERIES_MARKER = "DJBENCH-SERIES "  # and its time line's slices (--series)
 

@@ -583,23 +583,28 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     args = p.parse_args(argv)
     args.path = args.path or ["/"]
-    if (problem := check(args)) is not None:
+    if (problem := check(args) or _refused(args)) is not None:
         p.error(problem)
-    if args.connections < 1 or (args.rate is not None and args.rate <= 0):
-        p.error("--connections and --rate must be positive")
-    if args.new_connection_every is not None and args.new_connection_every < 1:
-        p.error("--new-connection-every takes a whole number of at least 1")
-    if args.duration < 0 or args.warmup < 0 or (args.duration == 0 and args.warmup == 0):
-        p.error("--duration must be positive (or 0 with a --warmup: warm-up only)")
-    # Bounded: a timed window lasts an hour at most, a soak (a window with --series) a day.
-    if args.duration > (86400 if args.series else 3600) or args.warmup > 3600:
-        p.error("--duration is capped at 3600 s (86400 with --series), --warmup at 3600 s")
-    if args.series is not None and args.series < 0.1:
-        p.error("--series takes at least 0.1 s")
     if args.max_warmup is None:
         args.max_warmup = default_max_warmup(args.warmup)
     args.max_warmup = max(args.max_warmup, args.warmup)
     return args
+
+
+def _refused(args: argparse.Namespace) -> str | None:
+    """Why these numbers cannot run (None: they can)."""
+    if args.connections < 1 or (args.rate is not None and args.rate <= 0):
+        return "--connections and --rate must be positive"
+    if args.new_connection_every is not None and args.new_connection_every < 1:
+        return "--new-connection-every takes a whole number of at least 1"
+    if args.duration < 0 or args.warmup < 0 or (args.duration == 0 and args.warmup == 0):
+        return "--duration must be positive (or 0 with a --warmup: warm-up only)"
+    # Bounded: a timed window lasts an hour at most, a soak (a window with --series) a day.
+    if args.duration > (86400 if args.series else 3600) or args.warmup > 3600:
+        return "--duration is capped at 3600 s (86400 with --series), --warmup at 3600 s"
+    if args.series is not None and args.series < 0.1:
+        return "--series takes at least 0.1 s"
+    return None
 
 
 def default_max_warmup(warmup: float) -> float:

@@ -18,13 +18,31 @@ import itertools
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdrh.histogram import HdrHistogram
 
-from djbench.measure.drivers.base import percentiles_ms
+from djbench.measure.drivers.base import MAX_LATENCY_US, Page, percentiles_ms
 
-MAX_LATENCY_US = 120_000_000
+if TYPE_CHECKING:
+    from djbench.plan.scenarios import Scenario
+
+
+def pages_of(scenario: Scenario) -> tuple[Page, ...]:
+    """A mix's pages as a driver sends them (empty: not a mix)."""
+    return tuple(
+        Page(
+            name=part.name,
+            weight=part.weight,
+            method=part.scenario.request.method,
+            paths=part.scenario.request.path_list(),
+            body=part.scenario.request.body,
+            content_type=part.scenario.request.content_type,
+            headers=part.scenario.request.all_headers(),
+            expect_status=part.scenario.expect.status,
+        )
+        for part in scenario.mix
+    )
 
 
 def build_request(args: argparse.Namespace, path: str, page: dict[str, Any] | None = None) -> bytes:

@@ -2,9 +2,10 @@
 drawn by weight, each page's figures kept by the process that sent it and merged by
 the master, as the window's totals are (djbench.measure.drivers.locustfile).
 
-Imported by the locustfile under Locust's gevent, so it imports nothing of djbench.
-Every process draws from its own `random.Random(seed)`: with several workers each one
-repeats the same sequence, which keeps the shares at the weights.
+Imported by the locustfile under Locust's gevent (as the drivers' package is: nothing
+here touches Django). Every process draws from its own `random.Random(seed)`: with
+several workers each one repeats the same sequence, which keeps the shares at the
+weights.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-MAX_LATENCY_US = 120_000_000
+from djbench.measure.drivers.base import MAX_LATENCY_US, percentiles_ms
 
 
 @dataclass
@@ -100,18 +101,6 @@ def merged(parts: list[list[dict[str, Any]]], seconds: float) -> list[dict[str, 
             if page["histogram"]:
                 histogram.decode_and_add(base64.b64decode(page["histogram"]))
     for name, page in out.items():
-        h = histograms[name]
         page["rps"] = round(page["requests"] / seconds, 2) if seconds > 0 else 0.0
-        page["latency_ms"] = (
-            {
-                "p50": h.get_value_at_percentile(50) / 1000,
-                "p90": h.get_value_at_percentile(90) / 1000,
-                "p99": h.get_value_at_percentile(99) / 1000,
-                "p999": h.get_value_at_percentile(99.9) / 1000,
-                "max": h.get_max_value() / 1000,
-                "mean": round(h.get_mean_value() / 1000, 3),
-            }
-            if h.get_total_count()
-            else {}
-        )
+        page["latency_ms"] = percentiles_ms(histograms[name])
     return list(out.values())
