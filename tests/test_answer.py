@@ -142,3 +142,49 @@ def test_the_answer_compares_the_recommendation_with_the_team_s_own_deployment(
     assert ratio is not None, mine
     assert float(ratio[2]) < 1.5 < float(ratio[3])
     assert "each deployment's own layout" in said[0]
+
+
+def test_the_answer_names_the_worker_count_its_layout_sweep_measured(tmp_path: Path) -> None:
+    """The leader's server at other layouts after the rounds (djbench.run.layouts): the
+    answer's worker count, said as a screen; the swept layouts are no deployments of
+    the ranking, the leader (its layout in the rounds) still is."""
+    ranked = [
+        entry("granian-wsgi", "home", [18.0, 18.5, 17.5]),
+        entry("gunicorn-sync", "home", [12.0, 12.5, 11.5]),
+        entry("uwsgi", "home", [11.0, 11.5, 10.5]),
+    ]
+    wide = entry("granian-wsgi", "home", [25.0])
+    wide.config, wide.workers, wide.threads = "workers=1,threads=16", 1, 16
+    rows = [
+        {"label": "granian-wsgi", "workers": 1, "threads": 4, "rps": 18.0, "status": "ok"},
+        {
+            "label": "granian-wsgi{workers=1,threads=16}",
+            "workers": 1,
+            "threads": 16,
+            "rps": 25.0,
+            "p99_ms": 300.0,
+            "status": "ok",
+        },
+    ]
+    swept = {
+        "server": "granian-wsgi",
+        "leader": "granian-wsgi",
+        "scenario": "home",
+        "server_cpus": 1,
+        "rows": rows,
+        "best": "granian-wsgi{workers=1,threads=16}",
+    }
+    run = load_run(write(tmp_path, "r", [*ranked, wide], layouts=swept))
+    said = answer.lines(run)
+    home = next(line for line in said if line.strip().startswith("home:"))
+    assert "use granian-wsgi (" in home and "threads=16" not in home
+    assert said[0].startswith("Answer: 3 deployment(s)")
+    [workers] = [line for line in said if "workers, measured" in line]
+    assert "run granian-wsgi with 1 worker(s) x 16 thread(s) on 1 CPU(s)" in workers
+    assert "25 req/s p99 300 ms" in workers and "a screen, not a test" in workers
+    # No time left for a layout: said, never a layout the sweep did not measure.
+    rows_cut = {**swept, "rows": rows[:1], "best": None}
+    cut = load_run(write(tmp_path, "c", ranked, layouts=rows_cut))
+    assert "  workers: no time was left to sweep granian-wsgi's layouts" in "\n".join(
+        answer.lines(cut)
+    )

@@ -51,13 +51,26 @@ def test_a_budget_adds_rounds_only_while_a_ranking_is_open(
     plan = data["plan"]
     assert plan["budget_s"] == 40 and 0 <= plan["rounds_added"] <= budget.EXTRA_ROUNDS_MAX
     assert took < 40 + 30  # no deployment starts past the budget
-    for e in data["results"]:
+    ranked = [e for e in data["results"] if e["config"] is None]
+    for e in ranked:
         rounds = [t["round"] for t in e["trials"]]
         assert rounds == sorted(set(rounds)) and len(rounds) >= 3
     text = out.getvalue()
     assert "round(s) added for rankings still open" in text
+    # Then the leader's server at each of its layouts, one window each, after the rounds
+    # (time was kept for them out of the race): the answer's worker count.
+    swept = plan["layouts"]
+    assert swept is not None and swept["server"] in ("gunicorn-sync", "uvicorn-h11")
+    layouts = [e for e in data["results"] if e["config"] is not None]
+    assert {f"{e['server']}{{{e['config']}}}" for e in layouts} == {
+        r["label"] for r in swept["rows"]
+    }
+    last = max(t["round"] for e in ranked for t in e["trials"])
+    assert all([t["round"] for t in e["trials"]] == [last + 1] for e in layouts)
+    assert swept["best"] in {r["label"] for r in swept["rows"]}
+    assert f"workers, measured: run {swept['server']} with" in text
     # Both servers in every added round: an added round is paired like the others.
-    by_server = {e["server"]: [t["round"] for t in e["trials"]] for e in data["results"]}
+    by_server = {e["server"]: [t["round"] for t in e["trials"]] for e in ranked}
     if plan["rounds_added"]:
         assert by_server["gunicorn-sync"] == by_server["uvicorn-h11"]
     else:
@@ -71,7 +84,8 @@ def test_the_default_profile_is_budgeted_unless_the_rounds_are_given() -> None:
     assert budget_of() == PROFILES["default"]["budget"] == 600.0
     assert budget_of(budget="25m") == 1500.0
     assert budget_of(trials=5) is None  # --trials N: exactly N rounds
-    assert budget_of(quick=True) is None  # a smoke run
+    assert budget_of(quick=True) == 210.0  # a screen, then its leaders
+    assert from_command({"concurrency": None, "quick": True}).trials == 1
     assert budget_of(soak="1m") is None and budget_of(tune=True) is None
     assert budget_of(matrix="ref=a,b") is None  # the matrix budgets the whole command
 

@@ -27,7 +27,7 @@ from djbench.plan.owncommands import OwnCommand
 
 DEFAULT_SIZE = 6
 LOG_MIX = "log-mix"  # the access log's mix, first in the default profile
-QUICK_SIZE = 2
+QUICK_SIZE = 1
 HEALTH_WORDS = ("healthz", "health", "ping", "status", "ready", "live")
 _TITLE = re.compile(r"<title>([^<]{1,200})</title>", re.IGNORECASE)
 

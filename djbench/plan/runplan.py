@@ -38,6 +38,7 @@ CHURN_WINDOW_S = 12.0
 CHURN_KINDS = ("reload", "kill-worker", "recycle")
 CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time
 QUICK_BUDGET_S = 120.0  # --quick: the wall time of a job that runs until it decides
+QUICK_RUN_BUDGET_S = 210.0  # --quick, a plain run: the screen, then its leaders
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 PROFILES: dict[str, dict[str, Any]] = {
@@ -52,11 +53,21 @@ PROFILES: dict[str, dict[str, Any]] = {
         "concurrency": [32],
         "budget": 600.0,
     },
-    # About two minutes: a smoke run, too few trials for a verdict (the guide says so).
+    # About three minutes, a screen: every deployment once (one round: too few for a
+    # verdict, the answer says so), then, with the time left, rounds for the leaders'
+    # open rankings and the leader's worker/thread layouts (djbench.run.layouts). A
+    # site's slow pages get longer windows from the pilot (djbench.plan.fitting), so two
+    # rounds of 14 deployments took 8.5 min on a Wagtail site's 60-90 ms pages.
     # A job that runs until it decides (--matrix, --capacity, --sweep, --churn, --tune)
     # gets QUICK_BUDGET_S of wall time instead of its own default, and says what it could
     # not decide in that time.
-    "quick": {"trials": 2, "duration": 1.0, "warmup": 0.3, "concurrency": [32], "budget": None},
+    "quick": {
+        "trials": 1,
+        "duration": 1.0,
+        "warmup": 0.3,
+        "concurrency": [32],
+        "budget": QUICK_RUN_BUDGET_S,
+    },
 }
 
 

@@ -44,7 +44,7 @@ def _short(text: str, chars: int = REASON_CHARS) -> str:
 def _layout(run: Run) -> str:
     """The layout every pair had, or that each had its own (--workers auto, --tune,
     a project's own deployment): then each recommendation says its own."""
-    layouts = {layout(p) for p in run.pairs}
+    layouts = {layout(p) for p in _pairs(run)}
     levels = ",".join(str(c) for c in run.plan.concurrency) or "?"
     if len(layouts) != 1:
         return f"each deployment's own layout, c={levels}"
@@ -63,9 +63,7 @@ def layouts(run: Run) -> str:
 def layout(pair: Pair) -> str:
     """'2 worker(s) x 4 thread(s)': what the deployment really ran (threads as the
     server started with them; an async server's one event loop per worker)."""
-    workers = pair.entry.workers or 1
-    threads = pair.entry.threads
-    return f"{workers} worker(s)" + (f" x {threads} thread(s)" if threads and threads > 1 else "")
+    return _workers(pair.entry.workers or 1, pair.entry.threads)
 
 
 def _yours(winner: Pair, pairs: list[Pair], unfit_here: dict[str, str]) -> list[str]:
@@ -79,7 +77,9 @@ def _yours(winner: Pair, pairs: list[Pair], unfit_here: dict[str, str]) -> list[
             continue
         [estimate] = against(winner, [own])
         if estimate is None:
-            out.append(head + f"{_throughput(own)} (too few paired rounds to compare)")
+            mine, theirs = winner.median("rps"), own.median("rps")
+            ratio = f"; {winner.label} {mine / theirs:.2f}x," if mine and theirs else ""
+            out.append(head + f"{_throughput(own)}{ratio} too few paired rounds to test")
             continue
         decision = beats(estimate)
         low, high = estimate.interval(1 - CONFIDENCE)
@@ -91,6 +91,34 @@ def _yours(winner: Pair, pairs: list[Pair], unfit_here: dict[str, str]) -> list[
             f"[{low:.2f}-{high:.2f}]: {said}"
         )
     return out
+
+
+def _workers(workers: int, threads: int | None) -> str:
+    return f"{workers} worker(s)" + (f" x {threads} thread(s)" if threads and threads > 1 else "")
+
+
+def sweep_lines(run: Run) -> list[str]:
+    """The worker count, measured (djbench.run.layouts): the leader's server at each of
+    its layouts, one window each; said as a screen."""
+    swept = run.plan.layouts
+    if swept is None:
+        return []
+    measured = [r for r in swept.rows if r.rps is not None and r.status == "ok"]
+    if not [r for r in measured if r.label != swept.leader]:
+        why = "no layout was measured" if swept.rows[1:] else "no time was left"
+        return [f"  workers: {why} to sweep {swept.server}'s layouts (give --budget more)"]
+    best = next(r for r in measured if r.label == swept.best)
+    tried = "; ".join(
+        f"{_workers(r.workers, r.threads)} {r.rps:,.0f} req/s"
+        + (f" p99 {r.p99_ms:,.0f} ms" if r.p99_ms is not None else "")
+        for r in sorted(swept.rows, key=lambda r: (r.workers, r.threads or 0))
+        if r.rps is not None
+    )
+    return [
+        f"  workers, measured: run {swept.server} with {_workers(best.workers, best.threads)} "
+        f"on {swept.server_cpus} CPU(s) ({swept.scenario}: {tried}); one window each, back to "
+        "back: a screen, not a test (--tune searches with confirmation rounds)"
+    ]
 
 
 def _throughput(pair: Pair) -> str:
@@ -250,6 +278,7 @@ def lines(run: Run) -> list[str]:
     out = [head]
     for s in run.scenarios():
         out += [f"  {_scenario_line(run, s, unfit_here)}", *_yours_lines(run, s, unfit_here)]
+    out += sweep_lines(run)
     out += threshold_lines(run)
     bad = _not_recommended(run)
     if bad:

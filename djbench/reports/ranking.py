@@ -261,9 +261,16 @@ def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, flo
 
 
 def compared(run: Run, pair: Pair) -> bool:
-    """In a --tune run only each server's best configuration is compared."""
+    """In a --tune run only each server's best configuration is compared; the layouts a
+    run swept after its rounds (djbench.run.layouts) are the answer's worker count, not
+    deployments of its rankings."""
     tuning = run.document.tuning
-    return tuning is None or tuning.best.get(pair.server) == pair.entry.config
+    if tuning is not None:
+        return tuning.best.get(pair.server) == pair.entry.config
+    swept = run.plan.layouts
+    if swept is None or pair.entry.config is None:
+        return True
+    return pair.label not in {row.label for row in swept.rows}
 
 
 def confirmed(run: Run, pairs: list[Pair]) -> list[Pair]:

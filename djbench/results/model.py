@@ -28,6 +28,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from djbench.plan.fitting import Fit
+from djbench.results.layout_model import LayoutRow as LayoutRow
+from djbench.results.layout_model import LayoutSweep as LayoutSweep
 from djbench.results.matrix_model import MatrixCell as MatrixCell
 from djbench.results.matrix_model import MatrixCheck as MatrixCheck
 from djbench.results.matrix_model import MatrixDocument as MatrixDocument
@@ -576,6 +578,11 @@ class PlanRecord(Model):
         default=None,
         description="the pilot's service times and the connections, window and timeout "
         "the run was fitted to (djbench.plan.fitting); None: the profile's as they are",
+    )
+    layouts: LayoutSweep | None = Field(
+        default=None,
+        description="the leading server's worker/thread layouts, one window each after "
+        "the rounds (djbench.run.layouts); None: not swept",
     )
 
 

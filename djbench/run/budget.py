@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from djbench.plan.project import Project
@@ -92,11 +93,13 @@ def spend(
     run_dir: Path,
     progress: Progress,
     deadline: float,
+    keep: Callable[[float], float] = lambda each: 0.0,
 ) -> tuple[int, list[str]]:
     """The planned rounds, then rounds for open questions until `deadline`
     (time.monotonic()); (rounds added, questions still open). An added round starts only
     when the whole of it fits before the deadline (judged by the rounds before it), so
-    every deployment of a round has its trial and the round stays paired."""
+    every deployment of a round has its trial and the round stays paired. `keep(each)`:
+    seconds left out of the race for what follows it (each: a deployment's time)."""
     started = time.monotonic()
     run_benchmark(project, plan, recorder, run_dir, progress, stop_at=deadline)
     each = (time.monotonic() - started) / max(1, plan.trials * len(plan.deployments))
@@ -113,7 +116,8 @@ def spend(
     while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
         made.append(plan.trials + added)
-        fits = deadline - time.monotonic() >= ROUND_MARGIN * each * len(chosen)
+        left = deadline - keep(each) - time.monotonic()
+        fits = left >= ROUND_MARGIN * each * len(chosen)
         final = not fits or added == EXTRA_ROUNDS_MAX
         level = look_level(plan.trials, made, final)
         labels = open_labels(document.results, document.run_id, level)

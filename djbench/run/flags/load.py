@@ -17,8 +17,10 @@ from djbench.run.flags.base import (
 LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "quick",
-        "the quick profile: 1 s windows, 2 rounds, and 2 minutes for a job that runs until "
-        "it decides (matrix, capacity, sweep, churn, tune); too few rounds for a verdict",
+        "the quick profile, a screen of about 3 minutes: every deployment once (1 s "
+        "windows, longer on slow pages), then the leaders' open rankings and the leader's "
+        "worker/thread layouts; 2 minutes for a job that runs until it decides (matrix, "
+        "capacity, sweep, churn, tune); too few rounds for a verdict",
         LOAD,
         frozenset({"rounds", "matrix", "tune", "capacity", "sweep", "churn"}),
         None,
@@ -50,7 +52,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "trials",
-        "rounds: trials per pair, each a fresh window (default 3; quick 2)",
+        "rounds: trials per pair, each a fresh window (default 3; quick 1)",
         LOAD,
         TIMED - {"churn"},
         int,

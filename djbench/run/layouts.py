@@ -1,0 +1,173 @@
+"""The worker count, measured: after a plain run's rounds, the leading server at every
+layout of its tuning space, one window each, back to back, within the budget.
+
+The rounds rank deployments at one layout each (the profile's one worker, a project's
+own file's). Which worker/thread count to run is a question of its own: the answer
+names the layout that served most in this short sweep of the leader's server (the
+layouts of djbench.plan.tuning.space, at the server CPUs the run pins it to); the
+layout the rounds ran is a row with its rounds' median. One window a layout is a
+screen, not a test (the answer says so); --tune is the search with confirmation
+rounds. A project's own deployment that leads is swept as the registry server it runs
+(its file's layout is the one in use, measured in the rounds).
+
+The layouts share the leader's verify gate (the same server and application: the
+answers' shapes do not depend on the worker count), so each costs one server lifetime,
+not two: 14 deployments of a Wagtail site's 107 ms pages took 170 s of a quick run's
+screen, which left room for two or three layouts, not for a second start of each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+from pathlib import Path
+
+from djbench.launch.live import Deployment
+from djbench.plan.options import cpu_count
+from djbench.plan.project import Project
+from djbench.plan.tuning import space
+from djbench.results.analysis import Pair
+from djbench.results.model import LayoutRow, LayoutSweep, PairResult
+from djbench.run.budget import ROUND_MARGIN
+from djbench.run.runner import Plan, Progress, Recorder, entry_key, run_benchmark
+from djbench.run.selection import deployment as at_layout
+
+
+def leader(plan: Plan, results: list[PairResult], run_id: str) -> Pair | None:
+    """The highest median req/s on the plan's first scenario (its highest concurrency),
+    among measured HTTP pairs at a layout of their own (not a tuning candidate)."""
+    if not plan.scenarios:
+        return None
+    first = plan.scenarios[0].name
+    pairs = [
+        Pair(run_id, e)
+        for e in results
+        if e.status == "ok" and e.kind == "http" and e.scenario == first and e.config is None
+    ]
+    if not pairs:
+        return None
+    level = max(p.concurrency or 0 for p in pairs)
+    at_level = [p for p in pairs if (p.concurrency or 0) == level]
+    return max(at_level, key=lambda p: p.median("rps") or 0.0)
+
+
+def template(plan: Plan, top: Pair) -> Deployment | None:
+    """The deployment whose layouts are swept: the leader itself, or for a project's own
+    command the registry server it runs, as djbench starts it (same front)."""
+    for d in plan.deployments:
+        if d.label == top.label and d.own is None:
+            return d
+    return next(
+        (
+            d
+            for d in plan.deployments
+            if d.own is None
+            and d.server.name == top.server
+            and d.proxy == top.proxy
+            and d.protocol == top.protocol
+            and d.config is None
+        ),
+        None,
+    )
+
+
+def reserve(plan: Plan, each_s: float) -> float:
+    """The seconds to keep for the sweep out of a race: its largest space's layouts at
+    ROUND_MARGIN times a deployment's time (the leader is not known yet)."""
+    most = max(
+        (len(space(d.server.tuning, cpu_count(d.cpus))) for d in plan.deployments), default=0
+    )
+    return ROUND_MARGIN * each_s * most if most > 1 else 0.0
+
+
+def sweep(
+    project: Project,
+    plan: Plan,
+    recorder: Recorder,
+    run_dir: Path,
+    progress: Progress,
+    deadline: float,
+    each_s: float,
+    round_index: int,
+) -> LayoutSweep | None:
+    """Sweep the leader's server (None: nothing to sweep, said); `each_s` is the time a
+    deployment took in the rounds, `round_index` the round its windows are recorded as."""
+    document = recorder.document
+    top = leader(plan, document.results, document.run_id)
+    base = template(plan, top) if top is not None else None
+    if top is None or base is None:
+        return None
+    cpus = cpu_count(base.cpus)
+    ran = (top.entry.workers or 1, top.entry.threads)
+    candidates = [
+        c for c in space(base.server.tuning, cpus) if (c.workers, c.threads) != ran or c.knobs
+    ]
+    if not candidates:
+        progress.say(f"layouts: {base.server.name} has one layout at {cpus} CPU(s): no sweep")
+        return None
+    record = LayoutSweep(
+        server=base.server.name, leader=top.label, scenario=top.scenario, server_cpus=cpus
+    )
+    # One layout's window is no round to keep paired (budget.ROUND_MARGIN): a layout
+    # starts when a deployment's usual time is left, and run_benchmark starts none after
+    # the deadline.
+    fits = max(0, int((deadline - time.monotonic()) / max(1.0, each_s)))
+    chosen, record.skipped = candidates[:fits], [c.label for c in candidates[fits:]]
+    if not chosen:
+        progress.say(f"layouts: no time left to sweep {base.server.name}'s layouts")
+        return record
+    progress.say(
+        f"layouts: {base.server.name} (the leader, {top.label}) at {len(chosen)} layout(s) "
+        f"on {top.scenario}, one window each"
+    )
+    layouts = [at_layout(base, c) for c in chosen]
+    scenario = next(s for s in plan.scenarios if s.name == top.scenario)
+    concurrency = top.concurrency or max(plan.concurrency)
+    for layout in layouts:  # the leader's gate, so known_gates does not start it twice
+        recorder.entry(layout, scenario, concurrency).verify = top.entry.verify
+    swept = dataclasses.replace(
+        plan,
+        deployments=layouts,
+        scenarios=[scenario],
+        concurrency=[concurrency],
+        trials=1,
+        first_round=round_index,
+        seed=plan.seed + round_index,
+    )
+    progress.grow(swept.total_trials())
+    run_benchmark(project, swept, recorder, run_dir, progress, stop_at=deadline)
+    for layout in layouts:  # a layout the deadline left unstarted is no pair of the run
+        key = entry_key(layout.label, scenario.name, concurrency)
+        if (entry := recorder.entries.get(key)) is not None and not entry.trials:
+            del recorder.entries[key]
+            recorder.document.results.remove(entry)
+    record.rows = [_in_rounds(top), *(_row(d, recorder.document.results) for d in layouts)]
+    measured = [r for r in record.rows if r.rps is not None and r.status == "ok"]
+    record.best = max(measured, key=lambda r: r.rps or 0.0).label if measured else None
+    return record
+
+
+def _in_rounds(top: Pair) -> LayoutRow:
+    """The layout the rounds ran: its rounds' medians."""
+    return LayoutRow(
+        label=top.label,
+        workers=top.entry.workers or 1,
+        threads=top.entry.threads,
+        rps=top.median("rps"),
+        p99_ms=top.median("p99"),
+        status=top.status,
+    )
+
+
+def _row(d: Deployment, results: list[PairResult]) -> LayoutRow:
+    entry = next((e for e in results if e.label == d.label), None)
+    row = LayoutRow(label=d.label, workers=d.workers, threads=d.threads, status="not run")
+    if entry is None:
+        return row
+    row.status = entry.status
+    rps = [t.rps for t in entry.trials if t.valid]
+    p99 = [t.latency_ms.p99 for t in entry.trials if t.valid and t.latency_ms.p99 is not None]
+    row.rps = statistics.median(rps) if rps else None
+    row.p99_ms = statistics.median(p99) if p99 else None
+    return row
