@@ -180,7 +180,8 @@ def test_the_answer_names_the_worker_count_its_layout_sweep_measured(tmp_path: P
     assert "use granian-wsgi (" in home and "threads=16" not in home
     assert said[0].startswith("Answer: 3 deployment(s)")
     [workers] = [line for line in said if "workers, measured" in line]
-    assert "run granian-wsgi with 1 worker(s) x 16 thread(s) on 1 CPU(s)" in workers
+    assert "1 worker(s) x 16 thread(s) served most (granian-wsgi{workers=1" in workers
+    assert "granian-wsgi on 1 CPU(s)" in workers
     assert "25 req/s p99 300 ms" in workers and "a screen, not a test" in workers
     # No time left for a layout: said, never a layout the sweep did not measure.
     rows_cut = {**swept, "rows": rows[:1], "best": None}

@@ -62,13 +62,15 @@ def test_a_budget_adds_rounds_only_while_a_ranking_is_open(
     swept = plan["layouts"]
     assert swept is not None and swept["server"] in ("gunicorn-sync", "uvicorn-h11")
     layouts = [e for e in data["results"] if e["config"] is not None]
+    # The first row is the leader's layout in the rounds, the rest the layouts swept.
+    assert swept["rows"][0]["label"] == swept["leader"]
     assert {f"{e['server']}{{{e['config']}}}" for e in layouts} == {
-        r["label"] for r in swept["rows"]
+        r["label"] for r in swept["rows"][1:]
     }
     last = max(t["round"] for e in ranked for t in e["trials"])
     assert all([t["round"] for t in e["trials"]] == [last + 1] for e in layouts)
     assert swept["best"] in {r["label"] for r in swept["rows"]}
-    assert f"workers, measured: run {swept['server']} with" in text
+    assert f"served most ({swept['best']}, {swept['server']} on 1 CPU(s)" in text
     # Both servers in every added round: an added round is paired like the others.
     by_server = {e["server"]: [t["round"] for t in e["trials"]] for e in ranked}
     if plan["rounds_added"]:

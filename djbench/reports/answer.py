@@ -115,9 +115,9 @@ def sweep_lines(run: Run) -> list[str]:
         if r.rps is not None
     )
     return [
-        f"  workers, measured: run {swept.server} with {_workers(best.workers, best.threads)} "
-        f"on {swept.server_cpus} CPU(s) ({swept.scenario}: {tried}); one window each, back to "
-        "back: a screen, not a test (--tune searches with confirmation rounds)"
+        f"  workers, measured: {_workers(best.workers, best.threads)} served most "
+        f"({best.label}, {swept.server} on {swept.server_cpus} CPU(s); {swept.scenario}: "
+        f"{tried}); one window each: a screen, not a test (--tune confirms)"
     ]
 
 
