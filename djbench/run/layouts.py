@@ -137,12 +137,16 @@ def sweep(
     )
     progress.grow(swept.total_trials())
     run_benchmark(project, swept, recorder, run_dir, progress, stop_at=deadline)
+    started: list[Deployment] = []
     for layout in layouts:  # a layout the deadline left unstarted is no pair of the run
         key = entry_key(layout.label, scenario.name, concurrency)
         if (entry := recorder.entries.get(key)) is not None and not entry.trials:
             del recorder.entries[key]
             recorder.document.results.remove(entry)
-    record.rows = [_in_rounds(top), *(_row(d, recorder.document.results) for d in layouts)]
+            record.skipped.append(layout.config or layout.label)
+        else:
+            started.append(layout)
+    record.rows = [_in_rounds(top), *(_row(d, recorder.document.results) for d in started)]
     measured = [r for r in record.rows if r.rps is not None and r.status == "ok"]
     record.best = max(measured, key=lambda r: r.rps or 0.0).label if measured else None
     return record
