@@ -27,7 +27,11 @@ from djbench.plan.jobplans import (
     TunePlan,
     steady_window,
 )
+from djbench.plan.loadtarget import new_connection_every, protocols_of, remote_options, target_url
 from djbench.plan.options import OptionError, positive_ints, redact, split_list
+from djbench.plan.profiles import CAPACITY_BUDGET_S as CAPACITY_BUDGET_S
+from djbench.plan.profiles import PROFILES as PROFILES
+from djbench.plan.profiles import QUICK_BUDGET_S as QUICK_BUDGET_S
 from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 from djbench.plan.tuning import OBJECTIVES
 
@@ -36,39 +40,8 @@ MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
 # rate is djbench.run.modes.churn.CHURN_RATE's)
 CHURN_WINDOW_S = 12.0
 CHURN_KINDS = ("reload", "kill-worker", "recycle")
-CAPACITY_BUDGET_S = 900.0  # --capacity or --sweep without --budget: the command's wall time
-QUICK_BUDGET_S = 120.0  # --quick: the wall time of a job that runs until it decides
-QUICK_RUN_BUDGET_S = 210.0  # --quick, a plain run: the screen, then its leaders
 MAX_VARIANTS = 16  # combinations of --axis values: every run is bounded
 _NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
-PROFILES: dict[str, dict[str, Any]] = {
-    # Three rounds of 2 s windows, the fewest with which the decision engine pairs rounds
-    # (decide.MIN_ROUNDS), then --budget: the whole command's wall time, ten minutes by
-    # default, whatever is left going to the rankings still open (djbench.run.budget).
-    # Thirteen servers x three scenarios take about nine minutes of planned rounds here.
-    "default": {
-        "trials": 3,
-        "duration": 2.0,
-        "warmup": 1.0,
-        "concurrency": [32],
-        "budget": 600.0,
-    },
-    # About three minutes, a screen: every deployment once (one round: too few for a
-    # verdict, the answer says so), then, with the time left, rounds for the leaders'
-    # open rankings and the leader's worker/thread layouts (djbench.run.layouts). A
-    # site's slow pages get longer windows from the pilot (djbench.plan.fitting), so two
-    # rounds of 14 deployments took 8.5 min on a Wagtail site's 60-90 ms pages.
-    # A job that runs until it decides (--matrix, --capacity, --sweep, --churn, --tune)
-    # gets QUICK_BUDGET_S of wall time instead of its own default, and says what it could
-    # not decide in that time.
-    "quick": {
-        "trials": 1,
-        "duration": 1.0,
-        "warmup": 0.3,
-        "concurrency": [32],
-        "budget": QUICK_RUN_BUDGET_S,
-    },
-}
 
 
 class RunOptions(BaseModel):
@@ -387,87 +360,6 @@ def bounded_numbers(options: dict[str, Any]) -> dict[str, Any]:
         "max_error_rate": max_error_rate,
         "ws_idle": ws_idle,
         "port": port,
-    }
-
-
-def target_url(raw: Any) -> str | None:
-    """--target: an http:// URL with a host (its path, if any, is ignored: scenarios
-    carry their own)."""
-    if raw is None:
-        return None
-    from urllib.parse import urlsplit
-
-    url = urlsplit(str(raw))
-    if url.scheme != "http" or not url.hostname:
-        raise OptionError(
-            f"--target takes an http:// URL like http://127.0.0.1:8000, got {raw!r} "
-            "(the load drivers speak plain HTTP/1.1; put TLS in front of them elsewhere)"
-        )
-    try:
-        port = url.port
-    except ValueError:
-        raise OptionError(f"--target: {raw!r} has no valid port") from None
-    host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname
-    return f"http://{host}:{port or 80}"
-
-
-PROTOCOLS = ("h1", "h2", "h2c")
-
-
-def protocols_of(options: dict[str, Any]) -> list[str]:
-    """--protocol h1,h2,h2c: an axis (each deployment once per protocol). HTTP/2 is
-    spoken by h2load only (builtin, wrk and Locust speak HTTP/1.1): with h2 or h2c in
-    the list, --driver auto means h2load for every protocol, so that the driver does
-    not change with the protocol."""
-    chosen = split_list(options.get("protocol")) or ["h1"]
-    wrong = [p for p in chosen if p not in PROTOCOLS]
-    if wrong:
-        raise OptionError(f"--protocol takes {', '.join(PROTOCOLS)}, got {wrong[0]!r}")
-    return list(dict.fromkeys(chosen))
-
-
-def new_connection_every(options: dict[str, Any]) -> int | None:
-    """--new-connection-every N: the builtin driver's (wrk, h2load and Locust keep their
-    connections; h2load cannot reconnect, so HTTP/2's handshakes are not measured)."""
-    every = options.get("new_connection_every")
-    if every is None:
-        return None
-    if every < 1:
-        raise OptionError("--new-connection-every takes a whole number of at least 1")
-    if set(split_list(options.get("protocol")) or ["h1"]) != {"h1"}:
-        raise OptionError(
-            "--new-connection-every speaks HTTP/1.1 (the builtin driver): leave out "
-            "--protocol h2/h2c (h2load cannot reconnect mid-run)"
-        )
-    return int(every)
-
-
-def locust_workers(raw: Any, option: str = "--locust-workers") -> int:
-    value = 1 if raw is None else raw
-    if not isinstance(value, int) or not 1 <= value <= 64:
-        raise OptionError(f"{option} takes a count from 1 to 64")
-    return value
-
-
-def remote_options(options: dict[str, Any]) -> dict[str, Any]:
-    """--locust-workers, --locust-master-bind and its workers, --advertise-host, checked
-    for what can be checked without the driver (the rest: run.remote)."""
-    bind = options.get("locust_master_bind")
-    expect, wait = options.get("locust_expect_workers"), options.get("locust_join_timeout")
-    if bind is not None and options.get("locust_workers") is not None:
-        raise OptionError(
-            "with --locust-master-bind the workers run elsewhere: say how many with "
-            "--locust-expect-workers, not --locust-workers"
-        )
-    if wait is not None and not 1 <= wait <= 3600:
-        raise OptionError("--locust-join-timeout takes seconds from 1 to 3600")
-    return {
-        "locust_workers": locust_workers(options.get("locust_workers")),
-        "locust_master_bind": bind,
-        "locust_expect_workers": locust_workers(expect, "--locust-expect-workers"),
-        "locust_join_timeout": 120.0 if wait is None else float(wait),
-        "advertise_host": options.get("advertise_host"),
-        "allow_remote_target": bool(options.get("allow_remote_target")),
     }
 
 

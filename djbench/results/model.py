@@ -9,7 +9,8 @@ it; the suite checks that the committed file is current and that a real run's fi
 validates against it with a standard validator).
 
 Import every class from here: the base (``modelbase``), the searches' results
-(``search_model``) and the matrix document (``matrix_model``) live in their own modules
+(``search_model``), the matrix document (``matrix_model``), how a run was made
+(``plan_model``) and its worker-count sweep (``layout_model``) live in their own modules
 and are re-exported, so there is still one model and one way in.
 
 Warnings and reasons are :class:`Notice` objects, a code with parameters; only the
@@ -27,7 +28,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from djbench.plan.fitting import Fit
 from djbench.results.layout_model import LayoutRow as LayoutRow
 from djbench.results.layout_model import LayoutSweep as LayoutSweep
 from djbench.results.matrix_model import MatrixCell as MatrixCell
@@ -38,6 +38,10 @@ from djbench.results.matrix_model import MatrixPair as MatrixPair
 from djbench.results.matrix_model import MatrixVerdict as MatrixVerdict
 from djbench.results.modelbase import Model as Model
 from djbench.results.modelbase import Notice as Notice
+from djbench.results.plan_model import AsgiHops as AsgiHops
+from djbench.results.plan_model import OwnDeployment as OwnDeployment
+from djbench.results.plan_model import PlanRecord as PlanRecord
+from djbench.results.plan_model import ScenarioMeta as ScenarioMeta
 from djbench.results.search_model import Capacity as Capacity
 from djbench.results.search_model import CapacityStep as CapacityStep
 from djbench.results.search_model import Churn as Churn
@@ -459,131 +463,6 @@ class DeploymentRound(Model):
     idle: RestMemory | None = None
     proxy_idle: RestMemory | None = None
     after: RestMemory | None = None
-
-
-class AsgiHops(Model):
-    """Thread hops of one request under ASGI (djbench.measure.hops), and their causes."""
-
-    counted: bool
-    why: str = ""
-    status: int | None = None
-    hops: int = 0
-    sync_to_async: int = 0
-    async_to_sync: int = 0
-    causes: dict[str, int] = Field(default_factory=dict, description="what each hop ran")
-
-
-class ScenarioMeta(Model):
-    fingerprint: str
-    method: str = "GET"
-    path: str = "/"
-    kind: str = "http"
-    endpoint: str = ""
-    workload: str = "trivial"
-    queries: int | None = None
-    queries_range: list[int] | None = Field(
-        default=None, description="the steady [low, high] range benchinit measured"
-    )
-    variant: str = ""
-    asgi_hops: AsgiHops | None = None
-    thresholds: dict[str, float] = Field(
-        default_factory=dict,
-        description="what the scenario file holds its pairs to: p99_ms, error_rate, "
-        "peak_pss_mib, capacity_per_core (djbench.results.thresholds), max_slowdown (a "
-        "matrix's verdict threshold for its pairs)",
-    )
-    mix: dict[str, float] | None = Field(
-        default=None,
-        description="a mix: its pages (scenarios of the file) and their weights; method, "
-        "path and queries are then its heaviest page's",
-    )
-
-
-class OwnDeployment(Model):
-    """A server command of the project's own files, measured as written (its label is
-    `name`; `server` the registry entry it is measured as)."""
-
-    name: str
-    server: str
-    command: str
-    found_in: str = ""
-    workers: int | None = None
-    threads: int | None = None
-    config: str | None = None
-
-
-class PlanRecord(Model):
-    """How the run was made: everything a comparison must find equal."""
-
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="the run's options, as given (used by --resume)"
-    )
-    profile: str | None = None
-    servers: list[str] = Field(default_factory=list)
-    own: list[OwnDeployment] = Field(
-        default_factory=list,
-        description="the project's own server commands measured beside djbench's layouts",
-    )
-    proxies: list[str] = Field(default_factory=lambda: ["none"])
-    scenarios: dict[str, ScenarioMeta] = Field(default_factory=dict)
-    scenario_file: str | None = None
-    concurrency: list[int] = Field(default_factory=list)
-    trials: int | None = None
-    duration: float | None = None
-    warmup: float | None = None
-    driver: str | None = None
-    rate: float | None = None
-    loop: Literal["open", "closed"] | None = None
-    keep_alive: bool = True
-    new_connection_every: int | None = Field(
-        default=None,
-        description="--new-connection-every: the builtin driver opened a new connection "
-        "after each connection's this many answers (None: connections kept)",
-    )
-    workers: int = 1
-    threads: int | None = None
-    server_cpus: list[int] = Field(default_factory=list)
-    driver_cpus: list[int] = Field(default_factory=list)
-    pinning: str | None = None
-    axes: dict[str, list[str]] = Field(
-        default_factory=dict, description="settings axes (--axis): variable -> values"
-    )
-    observer_cpus: list[int] = Field(
-        default_factory=list, description="where runbench itself (sampler, display) ran"
-    )
-    memory_sampling: str | None = Field(default=None, description="how memory was read")
-    worker_recycling_by_requests: bool = False
-    max_error_rate: float | None = None
-    ws_idle: int = 0
-    seed: int | None = None
-    order: list[list[str]] = Field(default_factory=list)
-    soak_s: float | None = Field(default=None, description="--soak: one window this long")
-    recycle: list[str] = Field(default_factory=list, description="--recycle settings")
-    budget_s: float | None = Field(default=None, description="--budget: the run's wall time")
-    rounds_added: int = Field(default=0, description="--budget: rounds for open rankings")
-    still_open: list[str] = Field(
-        default_factory=list, description="--budget: rankings no round could decide"
-    )
-    budget_level: float | None = Field(
-        default=None, description="--budget: the nominal level of its last sequential look"
-    )
-    capacity_slo_ms: float | None = Field(
-        default=None, description="--capacity: the p99 target searched for"
-    )
-    budget_cut: list[str] = Field(
-        default_factory=list,
-        description="--budget: deployments it stopped before their planned rounds",
-    )
-    fit: Fit | None = Field(
-        default=None,
-        description="the pilot's service times and the connections, window and timeout "
-        "the run was fitted to (djbench.plan.fitting); None: the profile's as they are",
-    )
-    layouts: LayoutSweep | None = Field(
-        default=None,
-        description="the leading server's worker/thread layouts, one window each after "
-        "the rounds (djbench.run.layouts); None: not swept",
-    )
 
 
 class Database(Model):
