@@ -31,8 +31,10 @@ def runbench(out: Path, *args: str) -> dict:  # type: ignore[type-arg]
         check=False,
         stdout=subprocess.DEVNULL,
     )
-    [path] = set(out.glob("*.json")) - before
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
+    written = set(out.glob("*.json")) - before
+    if len(written) != 1:
+        raise SystemExit(f"runbench {' '.join(args)} wrote no results file in {out}")
+    return json.loads(written.pop().read_text())  # type: ignore[no-any-return]
 
 
 def main() -> int:

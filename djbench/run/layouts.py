@@ -29,7 +29,6 @@ from djbench.plan.project import Project
 from djbench.plan.tuning import space
 from djbench.results.analysis import Pair
 from djbench.results.model import LayoutRow, LayoutSweep, PairResult
-from djbench.run.budget import ROUND_MARGIN
 from djbench.run.runner import Plan, Progress, Recorder, entry_key, run_benchmark
 from djbench.run.selection import deployment as at_layout
 
@@ -73,12 +72,12 @@ def template(plan: Plan, top: Pair) -> Deployment | None:
 
 
 def reserve(plan: Plan, each_s: float) -> float:
-    """The seconds to keep for the sweep out of a race: its largest space's layouts at
-    ROUND_MARGIN times a deployment's time (the leader is not known yet)."""
+    """The seconds to keep for the sweep out of a race: a deployment's time for each
+    layout of the largest space (the leader is not known yet), as `sweep` starts them."""
     most = max(
         (len(space(d.server.tuning, cpu_count(d.cpus))) for d in plan.deployments), default=0
     )
-    return ROUND_MARGIN * each_s * most if most > 1 else 0.0
+    return each_s * most if most > 1 else 0.0
 
 
 def sweep(
@@ -109,7 +108,7 @@ def sweep(
     record = LayoutSweep(
         server=base.server.name, leader=top.label, scenario=top.scenario, server_cpus=cpus
     )
-    # One layout's window is no round to keep paired (budget.ROUND_MARGIN): a layout
+    # One layout's window is no round to keep paired (budget.ROUND_MARGIN's reason): a layout
     # starts when a deployment's usual time is left, and run_benchmark starts none after
     # the deadline.
     fits = max(0, int((deadline - time.monotonic()) / max(1.0, each_s)))
