@@ -12,8 +12,8 @@ Each path calls djbench's own decision functions with the looks it makes:
   other by the answer's test after the planned 3 rounds and after every added round,
   rounds added to the leader and the open ones only;
 - ties: five deployments, the best by median against each other at the run's one look,
-  at the level shared by the five, on the block design's pooled error (results/blocks.py;
-  reports/ranking.py's `ties_with`, as the guide and the answer use it).
+  Benjamini-Hochberg over the ten pairs of the five, on the block design's pooled error
+  (results/blocks.py's `leader_decisions`, as the guide, the answer and the race use it).
 
 Series (per-round log-ratios of the two sides of a pair): resampled from the recorded
 A/A matrix (tests/fixtures/series/aa-matrix.json), block-bootstrapped from it (blocks
@@ -33,7 +33,7 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 
-from djbench.reports.ranking import TIE_ALPHA, beats_each
+from djbench.reports.ranking import TIE_ALPHA
 from djbench.results import blocks as design
 from djbench.results import decide
 from djbench.run import budget
@@ -112,7 +112,7 @@ def _ranked(sides: list[list[float]], done: int) -> list[list[float]]:
 
 def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
     """run/budget.py's race: four deployments, the leader by median against each other
-    by ranking.beats at the look's level; an added round goes to the leader and the
+    by blocks.leader_decisions at the look's level; an added round goes to the leader and the
     open ones only (a pair out of the race keeps the rounds it had)."""
     planned, count = 3, 4
     most = planned + budget.EXTRA_ROUNDS_MAX
@@ -126,8 +126,7 @@ def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[st
         order = sorted(range(count), key=lambda i: -statistics.median(sides[i][: done[i]]))
         leader = order[0]
         rounds = [{r: math.exp(x) for r, x in enumerate(sides[i][: done[i]])} for i in order]
-        estimates = design.against_leader(rounds[0], rounds[1:])
-        verdicts = [d.verdict for d in beats_each(estimates, level, count)]
+        verdicts = [d.verdict for d in design.leader_decisions(rounds, level)]
         still = [o for o, v in zip(order[1:], verdicts, strict=True)
                  if v not in ("better", "equivalent")]  # fmt: skip
         if not still:
@@ -141,8 +140,7 @@ def ties(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
     rounds = 5  # the default profile's trials
     ranked = _ranked(_deployments(series, 5, rounds, rng), rounds)
     by_round = [{r: math.exp(x) for r, x in enumerate(side)} for side in ranked]
-    estimates = design.against_leader(by_round[0], by_round[1:])
-    return [d.verdict for d in beats_each(estimates, TIE_ALPHA, len(ranked))]
+    return [d.verdict for d in design.leader_decisions(by_round, TIE_ALPHA)]
 
 
 PATHS = {"matrix": matrix, "compare": compare, "budget": budgeted, "ties": ties}

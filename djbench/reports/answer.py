@@ -274,6 +274,8 @@ def lines(run: Run) -> list[str]:
         f"Answer: {len({p.label for p in _pairs(run)})} deployment(s), {_layout(run)}, "
         f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
+    if plan.budget_s is not None and plan.budget_level is not None:
+        head += f"; {len(plan.still_open)} comparison(s) with a leader still open"
     unfit_here = flagged(run)
     out = [head]
     for s in run.scenarios():

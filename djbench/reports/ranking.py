@@ -2,9 +2,9 @@
 the answer a run ends with and the report share (they read results files only).
 
 A pair leads when the decision engine (djbench.results.decide: paired by round, since
-the servers of one run share its rounds) finds no other better beyond the threshold at
-`TIE_ALPHA` (shared by the pairs the leader was picked from); the pairs it cannot tell
-from the leader share the lead. A deployment that
+the servers of one run share its rounds) finds no other better beyond the threshold,
+at a false discovery rate of `TIE_ALPHA` over every pair of the ranking (results/blocks.py's
+`leader_decisions`); the pairs it cannot tell from the leader share the lead. A deployment that
 was invalid or failed, or that left connections unserved, anywhere in the run is
 `flagged`: it is never recommended, on any axis, and never drawn or tabled among the
 valid pairs.
@@ -62,6 +62,7 @@ class Tie:
     testable: bool
     ratio: float | None = None
     verdict: str = "inconclusive"
+    level: float | None = None  # what the best/other test was held to
 
 
 def tie_level(run: Run) -> float:
@@ -72,30 +73,12 @@ def tie_level(run: Run) -> float:
     return TIE_ALPHA if level is None else level
 
 
-def family_level(level: float, family: int) -> float:
-    """One test's share of `level` among the family x (family - 1) / 2 pairs of a family."""
-    return level / max(1, family * (family - 1) // 2)
-
-
-def beats(e: decide.Estimate | None, level: float = TIE_ALPHA, family: int = 2) -> decide.Decision:
-    """The engine's verdict on best/other (req/s, paired by round) when the best was
-    picked from `family` deployments by the same data: each test at level / (family x
-    (family - 1) / 2), Bonferroni over every pair the best could have been compared
-    with, since whichever is best its tests are among them (picking the best of five identical
-    deployments and testing it against each other at the full 0.05 called one of them
-    "not tied" 25% of the time; loadtests/harness.py). Judge the leader's estimates
-    through `beats_each`, which lets them share one autocorrelation bound."""
-    [d] = decide.judge([e], +1, family_level(level, family))
+def beats(e: decide.Estimate | None, level: float = TIE_ALPHA) -> decide.Decision:
+    """The engine's verdict on one comparison chosen before the data (the recommended
+    deployment against a project's own): req/s paired by round, at `level`. A leader
+    against the rest of its ranking goes through `leader_decisions`."""
+    [d] = decide.judge([e], +1, level)
     return d
-
-
-def beats_each(
-    estimates: list[decide.Estimate | None], level: float = TIE_ALPHA, family: int = 2
-) -> list[decide.Decision]:
-    """`beats` on each of the leader's estimates, their errors first widened together
-    (decide.pooled_widening: the leader's rounds are in every one of them; estimates
-    from blocks.against_leader are widened already)."""
-    return [beats(e, level, family) for e in decide.pooled_widening(estimates)]
 
 
 def against(best: Pair, others: list[Pair]) -> list[decide.Estimate | None]:
@@ -103,19 +86,23 @@ def against(best: Pair, others: list[Pair]) -> list[decide.Estimate | None]:
     return blocks.against_leader(best.by_round("rps"), [o.by_round("rps") for o in others])
 
 
-def ties_with(
-    best: Pair, others: list[Pair], level: float = TIE_ALPHA, family: int = 2
-) -> list[Tie | None]:
+def leader_decisions(best: Pair, others: list[Pair], level: float) -> list[decide.Decision]:
+    """The engine's verdict on the leader against each of `others` (blocks.py: one block
+    design, false discovery rate `level` over every pair of the ranking)."""
+    return blocks.leader_decisions(
+        [best.by_round("rps"), *(o.by_round("rps") for o in others)], level
+    )
+
+
+def ties_with(best: Pair, others: list[Pair], level: float = TIE_ALPHA) -> list[Tie | None]:
     """For each of `others`, a tie unless the decision engine finds `best` better in
-    req/s beyond the threshold (`beats`: the level shared by the `family` the best was
-    picked from; `against`: the block design's error); None where it does."""
-    estimates = against(best, others)
+    req/s beyond the threshold (`leader_decisions`); None where it does."""
     found: list[Tie | None] = []
-    for e, d in zip(estimates, beats_each(estimates, level, family), strict=True):
-        if e is None:
+    for d in leader_decisions(best, others, level):
+        if d.ratio is None:
             found.append(Tie(1.0, False))
         elif d.verdict != "better":
-            found.append(Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict))
+            found.append(Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict, d.level))
         else:
             found.append(None)
     return found
@@ -148,8 +135,7 @@ def best_by_throughput(
     eligible.sort(key=lambda p: -(p.median("rps") or 0))
     if not eligible:
         return [], excluded, []
-    family = len(eligible)
-    found = ties_with(eligible[0], eligible[1:], level, family)
+    found = ties_with(eligible[0], eligible[1:], level)
     winners = [eligible[0]] + [p for p, t in zip(eligible[1:], found, strict=True) if t]
     # A leader the test separates from every other pair is named however much its
     # trials vary (the test's interval already holds that spread, and what the rounds
@@ -163,8 +149,7 @@ def best_by_throughput(
 
 
 def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
-    family = len(winners)
-    ties = [t for t in ties_with(winners[0], winners[1:], level, family) if t is not None]
+    ties = [t for t in ties_with(winners[0], winners[1:], level) if t is not None]
     if ties and not all(t.testable for t in ties):
         n = min(len(w.series("rps")) for w in winners)
         return (
@@ -181,11 +166,11 @@ def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
         for t in ties
         if t.ratio is not None
     )
-    share = f"its share of {level:.2g} as the best of {family}; " if family > 2 else ""
+    held = min((t.level for t in ties if t.level is not None), default=level)
     return (
         f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
-        f"{family_level(level, family):.2g} ({share}best/other {said}), so this run cannot "
-        "separate them"
+        f"{held:.2g} (Benjamini-Hochberg at {level:.2g} over the pairs among them; "
+        f"best/other {said}), so this run cannot separate them"
     )
 
 

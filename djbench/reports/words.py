@@ -445,7 +445,8 @@ def budget_text(plan: PlanRecord) -> str:
     if not still:
         return head + "; every neighbour in every ranking is decided"
     shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
-    return f"{head}; still open: {shown}"
+    level = f" (at {plan.budget_level:.2g})" if plan.budget_level is not None else ""
+    return f"{head}; {len(still)} comparison(s) with a leader still open{level}: {shown}"
 
 
 def exceptions_text(held: Held, limit: int = 2) -> str:

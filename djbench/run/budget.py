@@ -5,8 +5,8 @@ each further round goes to a race (best-arm identification by successive elimina
 racing algorithms tune configurations: irace, F-Race): for every scenario and
 concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
 the leader is compared with each other pair by the test the answer itself uses
-(reports.ranking.beats on the block design's error, results/blocks.py: rounds are
-blocks; at the level shared by the family the leader was picked from), and a pair is
+(results/blocks.py's leader_decisions on the block design's error: rounds are blocks;
+Benjamini-Hochberg over every pair of the ranking the leader was picked from), and a pair is
 **open** while that test calls the leader neither better (the pair is out of the race)
 nor equivalent (it shares the lead). A round adds one trial to each open pair and to its
 leader; the ranking below the leader is not bought (the answer is the deployment to use
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from djbench.plan.project import Project
-from djbench.reports.ranking import against, beats_each, underserved
+from djbench.reports.ranking import leader_decisions, underserved
 from djbench.results import decide
 from djbench.results.analysis import Pair
 from djbench.results.model import PairResult
@@ -58,7 +58,7 @@ def open_labels(
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
         leader = ranked[0]
-        decisions = beats_each(against(leader, ranked[1:]), level, len(ranked))
+        decisions = leader_decisions(leader, ranked[1:], level)
         for other, decision in zip(ranked[1:], decisions, strict=True):
             if decision.verdict in ("better", "equivalent"):
                 continue
