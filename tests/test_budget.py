@@ -30,6 +30,18 @@ def test_only_the_leader_and_those_it_cannot_be_told_from_race_on() -> None:
     found = budget.open_labels(results, "run")
     assert set(found) == {"uwsgi", "granian-wsgi"}
     assert found["uwsgi"] == ["uwsgi ~ granian-wsgi on movies-sync c32"]
+    # A race round runs, for each deployment, only the scenarios it is open in: uwsgi
+    # leads health-sync far ahead of everyone, so that scenario is not run again.
+    results += [
+        entry("uwsgi", "health-sync", [3000.0, 3100.0, 2950.0, 3050.0]),
+        entry("granian-wsgi", "health-sync", [1000.0, 1010.0, 990.0, 1005.0]),
+        entry("uvicorn", "health-sync", [300.0, 305.0, 298.0, 302.0]),
+    ]
+    items = budget.open_items(budget.open_questions(results, "run"), [32])
+    assert items == {
+        "uwsgi": frozenset({("movies-sync", 32)}),
+        "granian-wsgi": frozenset({("movies-sync", 32)}),
+    }
 
 
 @pytest.mark.servers

@@ -6,12 +6,14 @@ racing algorithms tune configurations: irace, F-Race): for every scenario and
 concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
 the leader is compared with each other pair by the test the answer itself uses
 (results/blocks.py's leader_decisions on the block design's error: rounds are blocks;
-Benjamini-Hochberg over every pair of the ranking the leader was picked from), and a pair is
-**open** while that test calls the leader neither better (the pair is out of the race)
+Benjamini-Hochberg over every pair of the ranking the leader was picked from), and a
+pair is **open** while that test calls the leader neither better (the pair is out of the race)
 nor equivalent (it shares the lead). A round adds one trial to each open pair and to its
-leader; the ranking below the leader is not bought (the answer is the deployment to use
-and the set it cannot be told from). The run stops when nothing is open, the budget is
-spent, or EXTRA_ROUNDS_MAX rounds were added.
+leader, in that scenario only (a deployment's lifetime runs the items it is open in:
+after a default run's planned rounds 22 comparisons were open in two of three
+scenarios, 24 windows instead of 39); the ranking below the leader is not bought (the
+answer is the deployment to use and the set it cannot be told from). The run stops
+when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
 
 Looking after every added round is a sequential design: each look is one of the
 engine's group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX,
@@ -19,7 +21,9 @@ fixed before the first look), so the chance that any look calls two identical
 deployments apart is alpha over the whole run, not alpha per look (re-judging at the
 full alpha after every round called identical deployments "better" 18-21% of the
 time). The answer judges at the last look's level (ranking.tie_level), so what the race
-left open is exactly what the answer calls tied and undecided.
+left open is exactly what the answer calls tied and undecided. Which look is the last
+is set by the time left against the next round's size (its open items): a look whose
+round would not fit spends what the looks before it left.
 """
 
 from __future__ import annotations
@@ -43,29 +47,64 @@ EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop i
 ROUND_MARGIN = 1.5
 
 
-def open_labels(
+@dataclasses.dataclass(frozen=True)
+class Open:
+    """A ranking's leader against a pair the test cannot yet call worse or equivalent."""
+
+    leader: str
+    other: str
+    scenario: str
+    concurrency: int | None
+
+    def question(self) -> str:
+        return f"{self.leader} ~ {self.other} on {self.scenario} c{self.concurrency}"
+
+
+def open_questions(
     results: list[PairResult], run_id: str, level: float = decide.ALPHA
-) -> dict[str, list[str]]:
-    """Deployment label -> the open questions it is part of ("leader ~ b on scenario
-    c32"): each ranking's leader against every other eligible pair at this look's
-    `level`, by the answer's own test (ranking.beats)."""
+) -> list[Open]:
+    """Each ranking's leader against every other eligible pair at this look's `level`,
+    by the answer's own test (ranking.leader_decisions): the comparisons still open."""
     groups: dict[tuple[str, int | None], list[Pair]] = {}
     for entry in results:
         pair = Pair(run_id, entry)
         if pair.ok and entry.kind == "http" and underserved(pair) is None:
             groups.setdefault((entry.scenario, entry.concurrency), []).append(pair)
-    found: dict[str, list[str]] = {}
+    found = []
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
         leader = ranked[0]
         decisions = leader_decisions(leader, ranked[1:], level)
         for other, decision in zip(ranked[1:], decisions, strict=True):
-            if decision.verdict in ("better", "equivalent"):
-                continue
-            question = f"{leader.label} ~ {other.label} on {scenario} c{concurrency}"
-            for label in (leader.label, other.label):
-                found.setdefault(label, []).append(question)
+            if decision.verdict not in ("better", "equivalent"):
+                found.append(Open(leader.label, other.label, scenario, concurrency))
     return found
+
+
+def open_labels(
+    results: list[PairResult], run_id: str, level: float = decide.ALPHA
+) -> dict[str, list[str]]:
+    """Deployment label -> the open questions it is part of ("leader ~ b on scenario
+    c32")."""
+    found: dict[str, list[str]] = {}
+    for q in open_questions(results, run_id, level):
+        for label in (q.leader, q.other):
+            found.setdefault(label, []).append(q.question())
+    return found
+
+
+def open_items(
+    questions: list[Open], concurrency: list[int]
+) -> dict[str, frozenset[tuple[str, int]]]:
+    """Deployment label -> the (scenario, concurrency) items a race round runs for it:
+    only those whose ranking it is open in (the leader's and the other's), so a round
+    costs the open comparisons, not every scenario of every deployment in one."""
+    found: dict[str, set[tuple[str, int]]] = {}
+    for q in questions:
+        levels = concurrency if q.concurrency is None else [q.concurrency]
+        for label in (q.leader, q.other):
+            found.setdefault(label, set()).update((q.scenario, c) for c in levels)
+    return {label: frozenset(items) for label, items in found.items()}
 
 
 def look_level(planned: int, made: list[int], final: bool) -> float:
@@ -102,7 +141,11 @@ def spend(
     seconds left out of the race for what follows it (each: a deployment's time)."""
     started = time.monotonic()
     run_benchmark(project, plan, recorder, run_dir, progress, stop_at=deadline)
-    each = (time.monotonic() - started) / max(1, plan.trials * len(plan.deployments))
+    took = time.monotonic() - started
+    each = took / max(1, plan.trials * len(plan.deployments))
+    # A round's cost in units: one per window and one per server lifetime (its start,
+    # idle memory and stop are about a window's time here).
+    unit = took / max(1, plan.total_trials() + plan.trials * len(plan.deployments))
     recorder.document.plan.budget_cut = short_of_plan(plan, recorder)
     if recorder.document.plan.budget_cut:
         progress.say(
@@ -112,32 +155,47 @@ def spend(
     added = 0
     still: list[str] = []
     made: list[int] = []
-    chosen = list(plan.deployments)
     while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
         made.append(plan.trials + added)
-        left = deadline - keep(each) - time.monotonic()
-        fits = left >= ROUND_MARGIN * each * len(chosen)
-        final = not fits or added == EXTRA_ROUNDS_MAX
+        final = added == EXTRA_ROUNDS_MAX
         level = look_level(plan.trials, made, final)
-        labels = open_labels(document.results, document.run_id, level)
-        still = sorted({q for qs in labels.values() for q in qs})
-        chosen = [d for d in plan.deployments if d.label in labels]
+        questions = open_questions(document.results, document.run_id, level)
+        items = open_items(questions, plan.concurrency)
+        chosen = [d for d in plan.deployments if d.label in items]
+        extra = dataclasses.replace(
+            plan,
+            deployments=chosen,
+            trials=1,
+            first_round=plan.first_round + plan.trials + added,
+            seed=plan.seed + added,
+            only=items,
+        )
+        left = deadline - keep(each) - time.monotonic()
+        if (
+            chosen
+            and not final
+            and left < ROUND_MARGIN * unit * (extra.total_trials() + len(chosen))
+        ):
+            # No time for the round these questions need: this look is the last, and
+            # spends what the looks before it left (the answer judges at its level).
+            final = True
+            level = look_level(plan.trials, made, final)
+            questions = open_questions(document.results, document.run_id, level)
+        still = sorted({q.question() for q in questions})
         if not chosen or final:
             break
-        round_index = plan.first_round + plan.trials + added
+        round_index = extra.first_round
         progress.say(
             f"budget: round {round_index + 1} for {len(still)} open comparison(s) "
-            f"({len(chosen)} deployment(s)), {deadline - time.monotonic():.0f} s left; "
-            f"this look tested at {level:.3g}"
-        )
-        extra = dataclasses.replace(
-            plan, deployments=chosen, trials=1, first_round=round_index, seed=plan.seed + added
+            f"({len(chosen)} deployment(s), {extra.total_trials()} window(s)), "
+            f"{deadline - time.monotonic():.0f} s left; this look tested at {level:.3g}"
         )
         progress.grow(extra.total_trials())
         begun = time.monotonic()
         run_benchmark(project, extra, recorder, run_dir, progress, stop_at=deadline)
-        each = max(each, (time.monotonic() - begun) / len(chosen))
+        units = extra.total_trials() + len(chosen)
+        unit = max(unit, (time.monotonic() - begun) / units)
         recorder.save()
         added += 1
     recorder.document.plan.budget_level = round(level, 6)

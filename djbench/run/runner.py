@@ -45,9 +45,16 @@ class Plan:
     ws_idle: int = 0
     seed: int = 0
     first_round: int = 0  # --tune: each halving round is a plan of its own
+    # A race round (run/budget.py): each deployment only its (scenario, concurrency)
+    # items still open, not every item of the plan.
+    only: dict[str, frozenset[tuple[str, int]]] | None = None
 
-    def items(self, allowed: set[str]) -> list[tuple[Scenario, int]]:
-        return [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
+    def items(self, allowed: set[str], label: str | None = None) -> list[tuple[Scenario, int]]:
+        found = [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
+        if self.only is None or label is None:
+            return found
+        wanted = self.only.get(label, frozenset())
+        return [(s, c) for s, c in found if (s.name, c) in wanted]
 
     def rounds(self) -> list[list[Deployment]]:
         """One shuffled order of deployments per trial round: drift spreads over all."""
@@ -55,6 +62,8 @@ class Plan:
         return [rng.sample(self.deployments, len(self.deployments)) for _ in range(self.trials)]
 
     def total_trials(self) -> int:
+        if self.only is not None:
+            return self.trials * sum(len(self.only.get(d.label, ())) for d in self.deployments)
         return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
 
 
@@ -263,7 +272,9 @@ def _pending(
     allowed = {s.name for s in plan.scenarios}
     if deployment.label in gates:
         allowed = {n for n, v in gates[deployment.label].items() if v.status == "ok"}
-    items = scenario_order(plan.seed, round_index, deployment.label, plan.items(allowed))
+    items = scenario_order(
+        plan.seed, round_index, deployment.label, plan.items(allowed, deployment.label)
+    )
     return [
         (s, c)
         for s, c in items
