@@ -27,9 +27,8 @@ def test_only_the_leader_and_those_it_cannot_be_told_from_race_on() -> None:
         entry("uvicorn", "movies-sync", [500.0, 505.0, 498.0, 502.0]),  # far behind: out
         entry("daphne", "movies-sync", [498.0, 503.0, 499.0, 500.0]),  # ~ uvicorn: not asked
     ]
-    found = budget.open_labels(results, "run")
-    assert set(found) == {"uwsgi", "granian-wsgi"}
-    assert found["uwsgi"] == ["uwsgi ~ granian-wsgi on movies-sync c32"]
+    found = budget.open_questions(results, "run")
+    assert [q.question() for q in found] == ["uwsgi ~ granian-wsgi on movies-sync c32"]
     # A race round runs, for each deployment, only the scenarios it is open in: uwsgi
     # leads health-sync far ahead of everyone, so that scenario is not run again.
     results += [

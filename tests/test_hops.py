@@ -12,7 +12,7 @@ import pytest
 
 from djbench.measure import hops
 from djbench.plan import scenarios
-from djbench.reports.words import hop_advice
+from djbench.reports.hop_words import hop_advice
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "loadtests" / "default.toml"
 MINE = "tests.test_hops.SyncOnlyMiddleware"

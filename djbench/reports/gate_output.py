@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.reports.words import hop_causes, say
+from djbench.reports.hop_words import hop_causes
+from djbench.reports.words import say
 from djbench.results.model import PairResult, RunDocument
 
 MARKS = {"ok": "[green]✓[/]", "incompatible": "[yellow]-[/]", "failed": "[red]✗[/]"}

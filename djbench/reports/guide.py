@@ -17,6 +17,8 @@ from djbench.launch.servers import SERVERS
 from djbench.reports import answer, mix_output
 from djbench.reports.guide_axes import axis_recommendations
 from djbench.reports.guide_fronts import proxy_recommendation, tls_recommendation
+from djbench.reports.hop_words import hop_advice, hop_causes
+from djbench.reports.lasting_words import exceptions_text, growth_text, held_text, restarts_text
 from djbench.reports.ranking import (
     best_by_throughput,
     compared,
@@ -30,18 +32,7 @@ from djbench.reports.ranking import (
 )
 from djbench.reports.recommendation import Recommendation
 from djbench.reports.search_words import capacity_text, churn_event_text, span
-from djbench.reports.words import (
-    exceptions_text,
-    growth_text,
-    held_text,
-    hop_advice,
-    hop_causes,
-    md_cell,
-    md_text,
-    restarts_text,
-    say,
-    ws_short,
-)
+from djbench.reports.words import md_cell, md_text, say, ws_short
 from djbench.results.analysis import Pair, Run
 from djbench.results.capacity_stats import tied
 from djbench.results.held import held

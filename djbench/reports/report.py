@@ -10,24 +10,14 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from djbench.reports import answer, charts
+from djbench.reports.hop_words import hop_advice, hop_causes
+from djbench.reports.lasting_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.mix_output import mix_sections
 from djbench.reports.ranking import cause, unfit
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
-from djbench.reports.words import (
-    broadcast_text,
-    budget_text,
-    exceptions_text,
-    growth_text,
-    hop_advice,
-    hop_causes,
-    md_cell,
-    md_text,
-    restarts_text,
-    say,
-    ws_short,
-)
+from djbench.reports.words import broadcast_text, budget_text, md_cell, md_text, say, ws_short
 from djbench.results.analysis import Pair, Run, broadcast_rates, failures
 from djbench.results.held import held
 

@@ -14,15 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from djbench.results.held import Held
-from djbench.results.model import (
-    Growth,
-    Notice,
-    PairResult,
-    PlanRecord,
-    Timeline,
-    WsIdle,
-)
+from djbench.results.model import Notice, PairResult, PlanRecord, WsIdle
 
 
 def _list(values: Any) -> str:
@@ -291,47 +283,6 @@ def pair_name(entry: PairResult) -> str:
     return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
 
 
-SOAK_TREND_MIN_S = 600  # below it, a memory trend per hour is an extrapolation
-
-
-def growth_text(growth: Growth, window_s: float) -> str:
-    """A memory trend in words: MB per hour with its interval, and how far to trust it."""
-    if growth.verdict == "too_short" or growth.mb_per_hour is None or growth.ci95 is None:
-        return "too few readings for a trend"
-    low, high = growth.ci95
-    what = {
-        "grows": "grows",
-        "shrinks": "shrinks",
-        "flat": "no trend detected",
-    }[growth.verdict]
-    limit = growth.threshold_mb_per_hour
-    if growth.verdict == "flat" and limit is not None and (low > 0 or high < 0):
-        what = f"a trend within +/-{limit:g} MiB/h (the --soak-threshold), not called growth"
-    text = f"{what}: {growth.mb_per_hour:+,.1f} MiB/h (95% {low:+,.1f} to {high:+,.1f})"
-    if window_s < SOAK_TREND_MIN_S - 1:  # a 10-minute soak measures 599.99 s
-        text += (
-            f"; extrapolated from {window_s:,.0f} s: below {SOAK_TREND_MIN_S // 60} minutes "
-            "a warming cache reads as growth"
-        )
-    return text
-
-
-def restarts_text(timeline: Timeline) -> str:
-    """Worker restarts during a soak, and what they cost the load around them."""
-    count = len(timeline.restarts)
-    if not count:
-        return f"no worker restart (process list read every {timeline.poll_s:g} s)"
-    errors = sum(r.errors_around for r in timeline.restarts)
-    worst = [r.p99_around_ms for r in timeline.restarts if r.p99_around_ms is not None]
-    text = f"{count} worker restart(s), {errors} error(s) within {timeline.interval_s:g} s of them"
-    if worst and timeline.p99_median_ms:
-        text += (
-            f"; p99 near them up to {max(worst):,.1f} ms against {timeline.p99_median_ms:,.1f} "
-            "ms over the soak"
-        )
-    return text
-
-
 def ws_short(idle: WsIdle) -> str | None:
     """The warning for an idle-WebSocket test that opened fewer connections than asked."""
     if idle.opened >= idle.requested:
@@ -383,53 +334,6 @@ def md_text(text: str) -> str:
     return _code_tags(text)
 
 
-def hop_causes(causes: dict[str, int], limit: int = 4) -> str:
-    """The causes of a scenario's thread hops, most frequent first, shortened."""
-    ranked = sorted(causes.items(), key=lambda kv: -kv[1])
-    shown = [f"{what.split(': ', 1)[-1]}" + (f" x{n}" if n > 1 else "") for what, n in ranked]
-    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
-    return "; ".join(shown[:limit]) + more
-
-
-def hop_advice(causes: dict[str, int]) -> str:
-    """What removes the hops found (only the advice that applies)."""
-    text = " ".join(causes)
-    advice = []
-    sync_only = sorted(
-        {
-            what.split("middleware ", 1)[1].split(": sync only")[0]
-            for what in causes
-            if ": sync only" in what
-        }
-    )
-    for name in sync_only:
-        advice.append(
-            f"{name} is sync only: it runs the middleware above it in a thread and calls "
-            "the rest back, two hops a request; use an async-capable release or "
-            "alternative, move the work out of the request (static files: let the proxy "
-            "serve them), or remove it"
-        )
-    if "process_request" in text or "process_response" in text:
-        advice.append(
-            "make each listed middleware async-capable without MiddlewareMixin hooks (or "
-            "drop it): every process_request/process_response of a MiddlewareMixin "
-            "middleware is a hop under ASGI"
-        )
-    if "view_wrapper" in text or "the sync view" in text:
-        advice.append("write the view as `async def`")
-    if "QuerySet" in text:
-        advice.append(
-            "Django's async ORM itself runs in a thread (one hop per query): expect no "
-            "gain over a sync view on a WSGI server"
-        )
-    if "request_started" in text or "close" in text:
-        advice.append(
-            "the hops around request_started/request_finished (Django's own database "
-            "connection handlers) happen in every Django project under ASGI: not yours to remove"
-        )
-    return "; ".join(advice)
-
-
 def budget_text(plan: PlanRecord) -> str:
     """What --budget bought: rounds added for open rankings, what stayed open, and what
     it cut when it ran out before the planned rounds were done."""
@@ -447,35 +351,6 @@ def budget_text(plan: PlanRecord) -> str:
     shown = "; ".join(still[:5]) + (f"; and {len(still) - 5} more" if len(still) > 5 else "")
     level = f" (at {plan.budget_level:.2g})" if plan.budget_level is not None else ""
     return f"{head}; {len(still)} comparison(s) with a leader still open{level}: {shown}"
-
-
-def exceptions_text(held: Held, limit: int = 2) -> str:
-    """ "209 x OperationalError: sorry, too many clients already" (the commonest)."""
-    if not held.exceptions_total:
-        return ""
-    said = [
-        f"{count:,} x {kind.rsplit('.', 1)[-1]}: {_short(message)}"
-        for kind, message, count in held.exceptions[:limit]
-    ]
-    rest = held.exceptions_total - sum(c for _, _, c in held.exceptions[:limit])
-    return "; ".join(said) + (f"; {rest:,} more" if rest else "")
-
-
-def _short(message: str, chars: int = 90) -> str:
-    """The message's telling end: libpq's start with where it connected ("connection
-    failed: connection to server at ... failed: FATAL:  sorry, ...")."""
-    text = " ".join(message.split())
-    if "FATAL:" in text:
-        text = text.split("FATAL:", 1)[1].strip()
-    return text if len(text) <= chars else text[: chars - 1] + "…"
-
-
-def held_text(held: Held) -> str:
-    """Threads, descriptors, connections in one phrase."""
-    text = f"{held.threads_peak} threads, {held.fds_peak} descriptors"
-    if held.db_peak is not None:
-        text += f", {held.db_peak} DB connection(s) at most ({held.db_after} after)"
-    return text
 
 
 # A warning many pairs share, said once: its sentence, and each pair's own figure.

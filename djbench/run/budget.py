@@ -38,7 +38,8 @@ from djbench.reports.ranking import leader_decisions, underserved
 from djbench.results import decide
 from djbench.results.analysis import Pair
 from djbench.results.model import PairResult
-from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder, run_benchmark
 
 EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
 # A round is added only when this many times its expected length is left: a deployment's
@@ -78,18 +79,6 @@ def open_questions(
         for other, decision in zip(ranked[1:], decisions, strict=True):
             if decision.verdict not in ("better", "equivalent"):
                 found.append(Open(leader.label, other.label, scenario, concurrency))
-    return found
-
-
-def open_labels(
-    results: list[PairResult], run_id: str, level: float = decide.ALPHA
-) -> dict[str, list[str]]:
-    """Deployment label -> the open questions it is part of ("leader ~ b on scenario
-    c32")."""
-    found: dict[str, list[str]] = {}
-    for q in open_questions(results, run_id, level):
-        for label in (q.leader, q.other):
-            found.setdefault(label, []).append(q.question())
     return found
 
 

@@ -29,7 +29,8 @@ from djbench.plan.project import Project
 from djbench.plan.tuning import space
 from djbench.results.analysis import Pair
 from djbench.results.model import LayoutRow, LayoutSweep, PairResult
-from djbench.run.runner import Plan, Progress, Recorder, entry_key, run_benchmark
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder, entry_key, run_benchmark
 from djbench.run.selection import deployment as at_layout
 
 

@@ -20,7 +20,8 @@ from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice, PairResult, Trial
 from djbench.run.gates import server_failed
-from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder
 
 # What a search does for one pair: fill in the entry (its trials and its own record).
 PairSearch = Callable[[LiveServer, Scenario, PairResult], None]

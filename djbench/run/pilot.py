@@ -18,7 +18,7 @@ from djbench.measure.pilot import service_times
 from djbench.plan.fitting import Fit, fit
 from djbench.plan.options import cpu_count
 from djbench.plan.runplan import RunOptions
-from djbench.run.runner import Plan
+from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
 
 

@@ -19,7 +19,7 @@ from djbench.results import store
 from djbench.results.model import AsgiHops, OwnDeployment, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import resume
 from djbench.run.gates import new_run_id
-from djbench.run.runner import Plan
+from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
 
 

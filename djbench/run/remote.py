@@ -21,7 +21,7 @@ from djbench.measure.drivers import Driver, having
 from djbench.measure.drivers.locustmaster import MasterError, lasting_master, parse_bind
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
-from djbench.run.runner import Plan
+from djbench.run.roundplan import Plan
 
 
 def check(opts: RunOptions, driver: Driver, loopback: Callable[[str], bool]) -> None:

@@ -12,9 +12,9 @@ from typing import TypeVar
 
 from djbench.launch.live import Deployment, LiveServer, deploy
 from djbench.launch.process import ServerError
-from djbench.measure.drivers import Driver, DriverError
+from djbench.measure.drivers import DriverError
 from djbench.measure.sampler import settle
-from djbench.measure.trial import LoadSettings, run_trial, ws_idle_memory
+from djbench.measure.trial import run_trial, ws_idle_memory
 from djbench.measure.verify import Verdict
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
@@ -29,42 +29,7 @@ from djbench.results.model import (
     Trial,
 )
 from djbench.run.gates import new_pair, run_gate, server_failed
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Servers x scenarios x concurrency levels x trials (+ proxies), and how to load them."""
-
-    deployments: list[Deployment]
-    scenarios: list[Scenario]
-    concurrency: list[int]
-    trials: int
-    settings: LoadSettings
-    driver: Driver
-    health_path: str
-    ws_idle: int = 0
-    seed: int = 0
-    first_round: int = 0  # --tune: each halving round is a plan of its own
-    # A race round (run/budget.py): each deployment only its (scenario, concurrency)
-    # items still open, not every item of the plan.
-    only: dict[str, frozenset[tuple[str, int]]] | None = None
-
-    def items(self, allowed: set[str], label: str | None = None) -> list[tuple[Scenario, int]]:
-        found = [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
-        if self.only is None or label is None:
-            return found
-        wanted = self.only.get(label, frozenset())
-        return [(s, c) for s, c in found if (s.name, c) in wanted]
-
-    def rounds(self) -> list[list[Deployment]]:
-        """One shuffled order of deployments per trial round: drift spreads over all."""
-        rng = random.Random(self.seed)
-        return [rng.sample(self.deployments, len(self.deployments)) for _ in range(self.trials)]
-
-    def total_trials(self) -> int:
-        if self.only is not None:
-            return self.trials * sum(len(self.only.get(d.label, ())) for d in self.deployments)
-        return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
+from djbench.run.roundplan import Plan
 
 
 def entry_key(label: str, scenario: str, concurrency: int | None) -> str:

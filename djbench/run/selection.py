@@ -30,9 +30,7 @@ from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import Notice, RunDocument
 from djbench.run import owndeploy, remote, variants
-from djbench.run.runner import (
-    Plan,
-)
+from djbench.run.roundplan import Plan
 
 
 @dataclass

@@ -42,7 +42,8 @@ from djbench.results.model import PairResult
 from djbench.run import exits, logins, pilot, record, remote, resume, services, variants
 from djbench.run.exits import Outcome
 from djbench.run.modes.base import Context, Invocation, Mode
-from djbench.run.runner import Plan, Progress, Recorder, SaveFailed
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder, SaveFailed
 from djbench.run.selection import (
     Selection,
     check_mixes,

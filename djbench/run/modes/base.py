@@ -22,7 +22,8 @@ from djbench.plan.runplan import RunOptions
 from djbench.reports.outputs import CiFiles
 from djbench.results.model import PairResult, RunDocument
 from djbench.run.exits import Outcome
-from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 
 if TYPE_CHECKING:

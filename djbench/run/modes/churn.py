@@ -50,7 +50,8 @@ from djbench.results.analysis import summarise
 from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, RunDocument, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
-from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.session import PerPairMode
 

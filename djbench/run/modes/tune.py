@@ -34,7 +34,8 @@ from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRe
 from djbench.run.modes import tune_capacity
 from djbench.run.modes.base import Context
 from djbench.run.modes.capacity import CapacityMode
-from djbench.run.runner import Plan, Progress, Recorder, run_benchmark
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder, run_benchmark
 from djbench.run.selection import Selection, deployment
 from djbench.run.session import TimedMode
 from djbench.run.tuned import Outcome, write_files

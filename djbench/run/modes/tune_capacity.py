@@ -32,7 +32,8 @@ from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.results.model import PairResult, TuneCandidate, TuneRecord
 from djbench.run.modes import capacity
-from djbench.run.runner import Plan, Progress, Recorder
+from djbench.run.roundplan import Plan
+from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import deployment
 from djbench.run.tuned import Outcome, write_files
 
