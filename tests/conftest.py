@@ -20,6 +20,27 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit("PostgreSQL is not reachable on 127.0.0.1:5432: pass skipped", returncode=0)
 
 
+DATABASE_FIXTURES = {"live_database", "db", "transactional_db", "django_db_setup"}
+DATABASE_MARKERS = {"servers", "postgres", "django_db"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The PostgreSQL pass runs only what can meet a database: tests that start servers
+    or ask for one (fixture or marker). The rest (statistics, parsers, plans: pure
+    Python) ran in the SQLite pass and would repeat it word for word; pytest's summary
+    counts them as deselected."""
+    if connection.vendor != "postgresql":
+        return
+    keep, drop = [], []
+    for item in items:
+        marked = {m.name for m in item.iter_markers()} & DATABASE_MARKERS
+        uses = set(getattr(item, "fixturenames", ())) & DATABASE_FIXTURES
+        (keep if marked or uses else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
     """The test database, migrated and seeded once per session."""

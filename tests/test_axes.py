@@ -251,6 +251,7 @@ def test_a_combination_that_changes_no_setting_is_not_run_twice() -> None:
     }
 
 
+@pytest.mark.postgres  # the PostgreSQL pass runs it (conftest keeps what is so marked)
 def test_pooled_and_persistent_is_reported_as_the_pool_alone() -> None:
     """The sample turns CONN_MAX_AGE off when the pool is on (Django requires it): the
     pooled-and-persistent cell of DB_POOL=0,1;DB_CONN_MAX_AGE=0,60 changes nothing."""

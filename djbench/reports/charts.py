@@ -6,28 +6,42 @@ imported, so no display is needed.
 
 from __future__ import annotations
 
+import functools
 import io
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
-plt.rcParams.update(
-    {
-        "svg.fonttype": "path",
-        "font.size": 9,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "svg.hashsalt": "djbench",
-    }
-)
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
-def _svg(fig: plt.Figure) -> str:
+@functools.cache
+def _pyplot() -> ModuleType:
+    """pyplot on the Agg backend, imported on the first chart: matplotlib (with scipy,
+    most of what runbench imports) is not paid by a command that draws nothing
+    (`runbench --help`, a matrix cell's rounds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "path",
+            "font.size": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "svg.hashsalt": "djbench",
+        }
+    )
+    return plt
+
+
+def _svg(fig: Figure) -> str:
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
+    _pyplot().close(fig)
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog: it is inlined in HTML
 
@@ -42,7 +56,7 @@ def hbar(
 ) -> str:
     """Horizontal bars, largest first, with optional min-max whiskers (trial spread)."""
     height = max(1.6, 0.32 * len(labels) + 0.8)
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig, ax = _pyplot().subplots(figsize=(7.5, height))
     ys = list(range(len(labels)))[::-1]
     xerr = None
     if low is not None and high is not None:
@@ -63,7 +77,7 @@ def hbar(
 def grouped(title: str, labels: list[str], series: dict[str, list[float]], unit: str) -> str:
     """Grouped horizontal bars: one group per label, one bar per series."""
     height = max(1.8, 0.22 * len(labels) * len(series) + 0.8)
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    fig, ax = _pyplot().subplots(figsize=(7.5, height))
     n = len(series)
     width = 0.8 / n
     for i, (name, values) in enumerate(series.items()):
@@ -80,7 +94,7 @@ def grouped(title: str, labels: list[str], series: dict[str, list[float]], unit:
 
 def lines(title: str, xs: list[int], series: dict[str, list[float | None]], unit: str) -> str:
     """One line per series against concurrency (log scale of latency)."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    fig, ax = _pyplot().subplots(figsize=(7.5, 3.2))
     for name, values in series.items():
         points = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
         if points:
@@ -103,7 +117,7 @@ def capacity_curves(
 ) -> str:
     """p99 against offered rate, one line per server (steps sorted by rate), the SLO as
     a dashed line and each server's capacity (the knee) as a marker on it."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = _pyplot().subplots(figsize=(7.5, 3.6))
     for name, points in curves.items():
         points = sorted(points)
         (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=name)
@@ -122,7 +136,7 @@ def capacity_curves(
 
 def sweep_curves(title: str, curves: dict[str, list[tuple[float, float]]]) -> str:
     """req/s against concurrency (log 2), one line per server."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    fig, ax = _pyplot().subplots(figsize=(7.5, 3.4))
     for name, points in curves.items():
         points = sorted(points)
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
@@ -142,7 +156,7 @@ def timeline(
     restarts: list[float],
 ) -> str:
     """A soak: PSS, req/s and p99 against time, worker restarts as vertical lines."""
-    fig, axes = plt.subplots(3, 1, figsize=(7.5, 5.2), sharex=True)
+    fig, axes = _pyplot().subplots(3, 1, figsize=(7.5, 5.2), sharex=True)
     panels = [
         (axes[0], memory, "PSS MiB", "#4C72B0"),
         (axes[1], rps, "req/s", "#55A868"),
@@ -165,7 +179,7 @@ Points = dict[str, tuple[float, float]]
 
 
 def _scatter_panel(
-    ax: plt.Axes, points: Points, efficient: set[str], apart: Points, axes: tuple[str, str]
+    ax: Axes, points: Points, efficient: set[str], apart: Points, axes: tuple[str, str]
 ) -> None:
     for name, (x, y) in points.items():
         filled = "#4C72B0" if name in efficient else "white"
@@ -192,7 +206,7 @@ def scatters(title: str, panels: list[tuple[Points, set[str], Points, tuple[str,
     """Side by side, one panel per trade-off: a point per deployment (x: req/s, y: a
     cost), labelled; the efficient ones (no other both faster and cheaper) filled and
     joined; the pairs that may not be ranked drawn apart as grey crosses."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(7.5 if len(panels) == 1 else 11, 3.8))
+    fig, axes = _pyplot().subplots(1, len(panels), figsize=(7.5 if len(panels) == 1 else 11, 3.8))
     for ax, (points, efficient, apart, names) in zip(
         [axes] if len(panels) == 1 else list(axes), panels, strict=True
     ):

@@ -27,8 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from scipy import stats as scipy_stats
-
 from djbench.results.analysis import Pair, Run
 from djbench.results.model import Capacity
 
@@ -64,11 +62,15 @@ def t_interval(
         return None
     mean = sum(logs) / n
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    from scipy import stats as scipy_stats  # here, not at import: runbench --help
+
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return math.exp(mean - half), math.exp(mean + half)
 
 
 def wilson(failed: int, total: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    from scipy import stats as scipy_stats
+
     found = scipy_stats.binomtest(failed, total).proportion_ci(confidence, method="wilson")
     return float(found.low), float(found.high)
 
