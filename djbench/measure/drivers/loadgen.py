@@ -295,6 +295,9 @@ async def stop_series(task: asyncio.Task[None] | None, tally: Tally, opened: int
         emit(last, opened, time.perf_counter_ns())
 
 
+SLICE_MIN_S = 0.25  # a warm-up slice at least (the counting noise is allowed for)
+
+
 @dataclass
 class Settling:
     """How the warm-up ended: its length, whether throughput settled, the slices seen."""
@@ -308,8 +311,9 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
     """Warm up for at least --warmup s, then until two successive slices agree.
 
     A slice lasts four mean latencies of the warm-up so far (at least 0.5 s, at most
-    2 s, and at most half the timed window: no finer than the window that follows is
-    judged; a quick run's 2 s window on 50 ms pages at 9 connections spent 4 s settling
+    2 s, and at most half the timed window, down to SLICE_MIN_S: no finer than the
+    window that follows is judged, and a test's 0.5 s window is not preceded by a
+    warm-up twice its length; a quick run's 2 s window on 50 ms pages at 9 connections spent 4 s settling
     in two 2 s slices), so that a slow page's lumpy completions do not pass for
     instability. Two
     slices agree when their throughputs differ by at most --settle-tolerance of the
@@ -326,7 +330,7 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
     while True:
         done = tally.warmup_requests
         mean_s = tally.warmup_latency_us / done / 1e6 if done else 0.0
-        longest = max(0.5, min(2.0, args.duration / 2)) if args.duration > 0 else 2.0
+        longest = max(SLICE_MIN_S, min(2.0, args.duration / 2)) if args.duration > 0 else 2.0
         slice_s = min(longest, max(0.5, 4 * mean_s))
         slice_start = time.perf_counter_ns()
         await asyncio.sleep(slice_s)
