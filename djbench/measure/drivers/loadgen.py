@@ -313,14 +313,14 @@ async def settle(args: argparse.Namespace, tally: Tally, start: int) -> Settling
     A slice lasts four mean latencies of the warm-up so far (at least 0.5 s, at most
     2 s, and at most half the timed window, down to SLICE_MIN_S: no finer than the
     window that follows is judged, and a test's 0.5 s window is not preceded by a
-    warm-up twice its length; a quick run's 2 s window on 50 ms pages at 9 connections spent 4 s settling
-    in two 2 s slices), so that a slow page's lumpy completions do not pass for
-    instability. Two
-    slices agree when their throughputs differ by at most --settle-tolerance of the
-    larger, plus the counting noise of the slices themselves (sqrt(n1 + n2) completions:
-    about one standard deviation of the difference of two counts), which would otherwise
-    dominate at a few hundred req/s. The warm-up ends when the last two slices agree, or
-    at --max-warmup (then `settled` is false and the trial is flagged).
+    warm-up twice its length; a quick run's 2 s window on 50 ms pages at 9 connections
+    spent 4 s settling in two 2 s slices), so that a slow page's lumpy completions do
+    not pass for instability. Two slices agree when their throughputs differ by at
+    most --settle-tolerance of the larger, plus the counting noise of the slices
+    themselves (sqrt(n1 + n2) completions: about one standard deviation of the
+    difference of two counts), which would otherwise dominate at a few hundred req/s.
+    The warm-up ends when the last two slices agree, or at --max-warmup (then
+    `settled` is false and the trial is flagged).
     """
     result = Settling()
     if args.warmup <= 0:
