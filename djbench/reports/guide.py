@@ -24,6 +24,7 @@ from djbench.reports.ranking import (
     compared,
     confirmed,
     deploy_file,
+    eligible,
     figures,
     flagged,
     tie_level,
@@ -62,14 +63,16 @@ def workload_of(run: Run, scenario: str) -> str:
     return meta.workload if meta is not None else "trivial"
 
 
-def _throughput_text(
-    scenario: str, winners: list[Pair], runner_up: Pair | None, level: float
-) -> str:
+def _throughput_text(scenario: str, winners: list[Pair], ranking: list[Pair], level: float) -> str:
+    """The scenario's answer; `ranking`: every eligible pair, fastest first (the
+    winners among them)."""
     lead = winners[0]
+    runner_up = next((p for p in ranking if all(p is not w for w in winners)), None)
     if len(winners) > 1:
         names = ", ".join(f"{w.label} ({figures(w)})" for w in winners)
+        reason = tie_reason(winners, level, ranking)
         return (
-            f"On `{scenario}`: a tie between {names}: {tie_reason(winners, level)}; choose on the "
+            f"On `{scenario}`: a tie between {names}: {reason}; choose on the "
             "other criteria below. Start from "
             + ", ".join(f"`{deploy_file(w.server)}`" for w in winners)
             + "."
@@ -111,15 +114,8 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
                         f"On `{name}`: no server answered correctly; nothing to recommend."
                     )
                 else:
-                    ranked = sorted(
-                        (p for p in pairs if p.ok and p not in winners and not underserved(p)),
-                        key=lambda p: -(p.median("rps") or 0),
-                    )
-                    lines.append(
-                        _throughput_text(
-                            name, winners, ranked[0] if ranked else None, tie_level(run)
-                        )
-                    )
+                    ranking, _ = eligible(pairs, flagged(run))
+                    lines.append(_throughput_text(name, winners, ranking, tie_level(run)))
                     winners_all += [w.label for w in winners]
                 excluded_all += [f"{p.label} on {scenario}: {why}" for p, why in excluded]
         if not lines:

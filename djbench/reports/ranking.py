@@ -108,21 +108,14 @@ def ties_with(best: Pair, others: list[Pair], level: float = TIE_ALPHA) -> list[
     return found
 
 
-def best_by_throughput(
-    pairs: list[Pair], elsewhere: dict[str, str] | None = None, level: float = TIE_ALPHA
-) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
-    """(winners, excluded with why, blocked).
-
-    Winners are the best and every pair the test cannot tell from it. A pair that is not
-    ok or that left connections unserved is excluded, and so is one `elsewhere` names
-    (:func:`flagged`: invalid or starved on another scenario of the run). An unstable
-    pair stays in the
-    ranking: if it is among leaders the test cannot separate, no winner is named
-    (`blocked` lists them), since naming the best *stable* pair would crown a server that
-    may well be slower; a leader shown better than every other pair is named.
-    """
+def eligible(
+    pairs: list[Pair], elsewhere: dict[str, str] | None = None
+) -> tuple[list[Pair], list[tuple[Pair, str]]]:
+    """The pairs a ranking may name, fastest (median req/s) first, and those excluded
+    with why: not ok, connections left unserved, or unfit on another scenario of the
+    run (`elsewhere`, :func:`flagged`)."""
     excluded: list[tuple[Pair, str]] = []
-    eligible = []
+    found = []
     for pair in pairs:
         if not pair.ok:
             excluded.append((pair, unfit(pair) or f"{pair.status}: {say(pair.reason)}"))
@@ -131,12 +124,27 @@ def best_by_throughput(
         elif elsewhere and pair.label in elsewhere:  # `flagged(run)`: unfit on another page
             excluded.append((pair, elsewhere[pair.label]))
         else:
-            eligible.append(pair)
-    eligible.sort(key=lambda p: -(p.median("rps") or 0))
-    if not eligible:
+            found.append(pair)
+    found.sort(key=lambda p: -(p.median("rps") or 0))
+    return found, excluded
+
+
+def best_by_throughput(
+    pairs: list[Pair], elsewhere: dict[str, str] | None = None, level: float = TIE_ALPHA
+) -> tuple[list[Pair], list[tuple[Pair, str]], list[Pair]]:
+    """(winners, excluded with why, blocked).
+
+    Winners are the best and every pair the test cannot tell from it, among the
+    `eligible` pairs. An unstable pair stays in the ranking: if it is among leaders the
+    test cannot separate, no winner is named (`blocked` lists them), since naming the
+    best *stable* pair would crown a server that may well be slower; a leader shown
+    better than every other pair is named.
+    """
+    eligible_pairs, excluded = eligible(pairs, elsewhere)
+    if not eligible_pairs:
         return [], excluded, []
-    found = ties_with(eligible[0], eligible[1:], level)
-    winners = [eligible[0]] + [p for p, t in zip(eligible[1:], found, strict=True) if t]
+    found = ties_with(eligible_pairs[0], eligible_pairs[1:], level)
+    winners = [eligible_pairs[0]] + [p for p, t in zip(eligible_pairs[1:], found, strict=True) if t]
     # A leader the test separates from every other pair is named however much its
     # trials vary (the test's interval already holds that spread, and what the rounds
     # share cancels in it); only a lead shared with others is blocked by an unstable one.
@@ -148,8 +156,16 @@ def best_by_throughput(
     return winners, excluded, []
 
 
-def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
-    ties = [t for t in ties_with(winners[0], winners[1:], level) if t is not None]
+def tie_reason(
+    winners: list[Pair], level: float = TIE_ALPHA, ranking: list[Pair] | None = None
+) -> str:
+    """Why the winners are tied, in the figures of the test that found them tied:
+    `ranking` is every eligible pair they were picked from (`eligible`), so the block
+    design and the Benjamini-Hochberg family are best_by_throughput's own; without it,
+    the winners alone (a smaller design than the one that chose them)."""
+    rest = [p for p in ranking or [] if all(p is not w for w in winners)]
+    found = ties_with(winners[0], winners[1:] + rest, level)[: len(winners) - 1]
+    ties = [t for t in found if t is not None]
     if ties and not all(t.testable for t in ties):
         n = min(len(w.series("rps")) for w in winners)
         return (
@@ -169,7 +185,7 @@ def tie_reason(winners: list[Pair], level: float = TIE_ALPHA) -> str:
     held = min((t.level for t in ties if t.level is not None), default=level)
     return (
         f"the best is not shown better than them beyond {decide.THRESHOLD:.0%} at "
-        f"{held:.2g} (Benjamini-Hochberg at {level:.2g} over the pairs among them; "
+        f"{held:.2g} (Benjamini-Hochberg at {level:.2g} over the pairs of the ranking; "
         f"best/other {said}), so this run cannot separate them"
     )
 
