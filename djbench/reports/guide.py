@@ -70,7 +70,7 @@ def _throughput_text(scenario: str, winners: list[Pair], ranking: list[Pair], le
     runner_up = next((p for p in ranking if all(p is not w for w in winners)), None)
     if len(winners) > 1:
         names = ", ".join(f"{w.label} ({figures(w)})" for w in winners)
-        reason = tie_reason(winners, level, ranking)
+        reason = tie_reason(winners, ranking, level)
         return (
             f"On `{scenario}`: a tie between {names}: {reason}; choose on the "
             "other criteria below. Start from "

@@ -156,14 +156,11 @@ def best_by_throughput(
     return winners, excluded, []
 
 
-def tie_reason(
-    winners: list[Pair], level: float = TIE_ALPHA, ranking: list[Pair] | None = None
-) -> str:
+def tie_reason(winners: list[Pair], ranking: list[Pair], level: float = TIE_ALPHA) -> str:
     """Why the winners are tied, in the figures of the test that found them tied:
     `ranking` is every eligible pair they were picked from (`eligible`), so the block
-    design and the Benjamini-Hochberg family are best_by_throughput's own; without it,
-    the winners alone (a smaller design than the one that chose them)."""
-    rest = [p for p in ranking or [] if all(p is not w for w in winners)]
+    design and the Benjamini-Hochberg family are best_by_throughput's own."""
+    rest = [p for p in ranking if all(p is not w for w in winners)]
     found = ties_with(winners[0], winners[1:] + rest, level)[: len(winners) - 1]
     ties = [t for t in found if t is not None]
     if ties and not all(t.testable for t in ties):
