@@ -5,8 +5,10 @@
 
 Each path calls djbench's own decision functions with the looks it makes:
 
-- matrix: 4 pairs, a look at decide.look_rounds over the default 15-round horizon,
-  exact group-sequential levels, Benjamini-Hochberg over the pairs, stop when decided;
+- matrix: 4 pairs, a look at decide.look_rounds over the default horizon (the rounds
+  decide.PLANNED_CHANGE needs on one of 4 pairs: 52), exact group-sequential levels,
+  Benjamini-Hochberg over the pairs, stop when decided; its mean rounds on A/A and on
+  the "power" case are printed too (what a run costs: a round of 4 pairs took 41-58 s);
 - compare: one pair, one look after 15 rounds (benchcompare of two paired runs);
 - budget: four deployments raced (run/budget.py): the leader by median against each
   other by the answer's test after the planned 3 rounds and after every added round,
@@ -41,7 +43,10 @@ from loadtests.verdicts import log_ratios
 
 AA = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "series" / "aa-matrix.json"
 Series = Callable[[random.Random, int], list[float]]  # n per-round values, mean 0
-HORIZON = 15  # the rounds a default 15-minute matrix buys here
+# The rounds a default --matrix of 4 pairs plans for (run/matrix_cells.horizon): sized
+# by power, not by the clock; the 60-minute cap buys them at up to 69 s a round.
+HORIZON = decide.rounds_needed(decide.PLANNED_CHANGE, 4)
+COMPARED = 15  # rounds of a compare: two paired runs of the default 15 trials at most
 SD = 0.2  # decide.NOISE_SD: the recorded per-round sd
 
 
@@ -83,6 +88,11 @@ def ar1(rho: float, sd: float = SD, drift: float = 0.0) -> Series:
 
 
 def matrix(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    return matrix_run(series, shifts, rng)[0]
+
+
+def matrix_run(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[str], int]:
+    """The matrix's verdicts and the rounds it ran before every pair was decided."""
     drawn = [[x + s for x in series(rng, HORIZON)] for s in shifts]
     looks, made = decide.look_rounds(HORIZON), []
     verdicts = ["inconclusive"] * len(shifts)
@@ -93,12 +103,12 @@ def matrix(series: Series, shifts: list[float], rng: random.Random) -> list[str]
         verdicts = [d.verdict for d in decide.judge(estimates, +1, level)]
         if all(v in decide.DECIDED for v in verdicts):
             break
-    return verdicts
+    return verdicts, made[-1]
 
 
 def compare(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
-    drawn = [math.exp(x + shifts[0]) for x in series(rng, HORIZON)]
-    return [decide.judge([decide.paired([1.0] * HORIZON, drawn)], +1, decide.ALPHA)[0].verdict]
+    drawn = [math.exp(x + shifts[0]) for x in series(rng, COMPARED)]
+    return [decide.judge([decide.paired([1.0] * COMPARED, drawn)], +1, decide.ALPHA)[0].verdict]
 
 
 def _deployments(series: Series, count: int, rounds: int, rng: random.Random) -> list[list[float]]:
@@ -178,16 +188,28 @@ def power(series: Series, runs: int, seed: int, change: float = 0.10) -> float:
     return sum(matrix(series, shifts, rng)[0] == "worse" for _ in range(runs)) / runs
 
 
+def mean_rounds(series: Series, runs: int, seed: int, change: float = 0.0) -> float:
+    """The matrix path's rounds until every pair is decided (or the horizon), on
+    average: A/A (`change` 0) or one pair of four slowed by `change`."""
+    rng = random.Random(seed)
+    shifts = [math.log(1 - change), 0.0, 0.0, 0.0]
+    return statistics.fmean(matrix_run(series, shifts, rng)[1] for _ in range(runs))
+
+
 def table(runs: int, seed: int) -> list[str]:
     found = kinds()
-    head = f"{'series':<20}" + "".join(f"{p:>10}" for p in PATHS) + f"{'power':>10}"
+    head = (f"{'series':<20}" + "".join(f"{p:>10}" for p in PATHS) + f"{'power':>10}"
+            + f"{'rounds':>14}")  # fmt: skip
     lines = [f"false 'worse/better' on A/A ({runs} runs each, seed {seed}); power: "
-             "one pair of four x0.90 found worse by the matrix", head]  # fmt: skip
+             f"one pair of four x0.90 found worse by the matrix (horizon {HORIZON} rounds); "
+             "rounds: the matrix's mean rounds, A/A / x0.90", head]  # fmt: skip
     for name, series in found.items():
         cells = [false_alarm(p, series, runs, seed) for p in PATHS]
+        spent = [mean_rounds(series, runs, seed, c) for c in (0.0, 0.10)]
         lines.append(
             f"{name:<20}" + "".join(f"{c:>10.1%}" for c in cells)
             + f"{power(series, runs, seed):>10.1%}"
+            + f"{spent[0]:>8.1f} /{spent[1]:>4.0f}"
         )  # fmt: skip
     return lines
 

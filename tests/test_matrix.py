@@ -135,6 +135,32 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         assert caught.value.returncode == 2
 
 
+def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> None:
+    from djbench.results import decide
+    from djbench.run.matrix_build import Settings
+    from djbench.run.matrix_cells import MAX_ROUNDS, horizon, plan_line
+
+    needed = decide.rounds_needed(decide.PLANNED_CHANGE, 4)
+    sized = Settings(axes={}, base=None, python=None, offline=False, sized_by_power=True)
+    clock = Settings(axes={}, base=None, python=None, offline=False, budget_s=900.0)
+    # 45 s a round: the power's rounds fit the hour; a 15-minute budget buys 20.
+    assert horizon(sized, 45.0, 3555.0, 4) == needed
+    assert horizon(clock, 45.0, 855.0, 4) == 20
+    # A slow round: the cap bounds the horizon, and the line says what it flags instead.
+    slow = horizon(sized, 120.0, 3480.0, 4)
+    assert slow == 30 < needed
+    assert "the rounds the budget allows" in plan_line(sized, 120.0, slow, 4)
+    line = plan_line(sized, 45.0, needed, 4)
+    assert f"the horizon is {needed} round(s), the rounds a 10% change needs" in line
+    assert "They flag 10% on one of 4 pair(s) with 80% power" in line
+    assert horizon(sized, 1.0, 1e6, 400) == MAX_ROUNDS  # many pairs: the rounds' own cap
+    # The harness's matrix, at that horizon, on the recorded noise: the power it names.
+    from loadtests import harness
+
+    assert harness.HORIZON == needed
+    assert harness.power(harness.kinds()["recorded"], 200, 1) >= 0.8
+
+
 # --- live ----------------------------------------------------------------------------------
 
 

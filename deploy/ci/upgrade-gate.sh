@@ -10,7 +10,9 @@
 #
 # More refs after HEAD are more cells, each judged against BASE (a series of commits).
 # Run from the project's checkout (manage.py beside it). Settings, all optional:
-#   DJBENCH_BUDGET   the whole matrix's wall time (default 15m)
+#   DJBENCH_BUDGET   the whole matrix's wall time; unset, the rounds a 10% change on one
+#                    pair needs for 80% power at the usual noise (at most 60m; a quiet
+#                    runner stops at an earlier look)
 #   DJBENCH_ARGS     more runbench options, e.g. "--servers gunicorn-sync --scenarios health-sync"
 #   DJBENCH_OUTPUT   the results folder (default bench-results/ci): the matrix, each cell's
 #                    results, report and guide, summary.md, junit.xml and bmf.json
@@ -26,7 +28,7 @@ out=${DJBENCH_OUTPUT:-bench-results/ci}
 mkdir -p "$out"
 # shellcheck disable=SC2086  # DJBENCH_ARGS is a list of options, split on purpose
 "${PYTHON:-python}" manage.py runbench --matrix "ref=$refs" \
-  --budget "${DJBENCH_BUDGET:-15m}" ${DJBENCH_ARGS:-} --output "$out" \
+  ${DJBENCH_BUDGET:+--budget "$DJBENCH_BUDGET"} ${DJBENCH_ARGS:-} --output "$out" \
   --summary "$out/summary.md" --junit "$out/junit.xml" --bmf "$out/bmf.json"
 status=$?
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ] && [ -f "$out/summary.md" ]; then

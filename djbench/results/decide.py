@@ -65,6 +65,18 @@ MIN_TRIALS = 2  # unpaired: per side
 # and movies-sync, 2026-11-30; tests/fixtures/series/worse-matrix.json); 0.12-0.13 on a
 # quieter day (2 s windows, gunicorn-sync).
 NOISE_SD = 0.2
+# The change a --matrix without --budget or --trials sizes its horizon to flag with 80%
+# power on one pair at NOISE_SD (run/matrix_cells.horizon); the threshold (5%) would need
+# about 200 rounds of 4 pairs at that noise, 10% about 50.
+PLANNED_CHANGE = 0.10
+# What the engine's looks cost over the planning bound (one look at Bonferroni's share of
+# alpha): four looks with their exact boundaries, Benjamini-Hochberg and the error
+# widened by the rounds' autocorrelation bound. loadtests/harness.py, one pair of four
+# x0.90, 1000 simulated matrices: at 44 rounds (that bound's figure at sd 0.2) 76% power
+# on the recorded series and 68% on independent rounds at sd 0.2; at 50 rounds 83% and
+# 77%. Planning takes the noise's variance as this much larger, so the rounds it plans
+# buy the power it names: 52 rounds for 10% on one of 4 pairs.
+LOOK_COST = 1.2
 
 
 @dataclass(frozen=True)
@@ -346,10 +358,11 @@ def rounds_needed(
     change: float, pairs: int, alpha: float = ALPHA, sd: float = NOISE_SD, power: float = 0.8
 ) -> int:
     """Paired rounds for an 80% chance of flagging a `change` (fraction) on one of
-    `pairs` pairs at one final look (Bonferroni's share of alpha: the planning bound)."""
+    `pairs` pairs: one look at Bonferroni's share of alpha, the noise's variance taken
+    LOOK_COST times larger for what the engine's looks cost (the planning bound)."""
     from scipy import stats as sps
 
-    effect = abs(math.log(1 - change))
+    effect = abs(math.log(1 - change)) / math.sqrt(LOOK_COST)
     for n in range(MIN_ROUNDS, 500):
         crit = float(sps.t.ppf(1 - alpha / pairs / 2, n - 1))
         if float(sps.nct.sf(crit, n - 1, effect / sd * math.sqrt(n))) >= power:
@@ -368,6 +381,7 @@ def detectable(
 
     if rounds < MIN_ROUNDS or sd <= 0:
         return None
+    sd *= math.sqrt(LOOK_COST)
     crit = float(sps.t.ppf(1 - alpha / max(1, pairs) / 2, rounds - 1))
 
     def short(effect: float) -> float:

@@ -27,7 +27,10 @@ class Settings:
     offline: bool
     threshold: float = decide.THRESHOLD
     alpha: float = decide.ALPHA
-    budget_s: float = 900.0  # the whole command's wall time
+    budget_s: float = 3600.0  # the whole command's wall time
+    # No --budget: the horizon is the rounds decide.PLANNED_CHANGE needs (80% power at the
+    # planning noise), within budget_s; else the rounds the budget buys.
+    sized_by_power: bool = False
     rounds: int | None = None  # --trials: exactly this many rounds, one look; else until decided
     servers: list[str] = field(default_factory=list)  # each a unit run back to back per cell
 

@@ -49,7 +49,7 @@ from djbench.run.matrix_build import (
 from djbench.run.matrix_verdicts import Looks, checks, noise, verdicts
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
-MAX_ROUNDS = 40  # the most rounds a matrix run until decided plans for, whatever the budget
+MAX_ROUNDS = 60  # the most rounds a matrix run until decided plans for, whatever the budget
 STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (planning only)
 
 
@@ -155,11 +155,16 @@ def play_round(
     return order
 
 
-def horizon(settings: Settings, round_s: float, left_s: float) -> int:
-    """The most rounds the budget allows, fixed once after the pilot round."""
+def horizon(settings: Settings, round_s: float, left_s: float, pairs: int) -> int:
+    """The most rounds the run plans for, fixed once after the pilot round (from its
+    time, before any verdict): those the budget allows; without --budget, no more than
+    a PLANNED_CHANGE on one of `pairs` needs for 80% power at the planning noise."""
     if settings.rounds is not None:
         return settings.rounds
-    return max(decide.MIN_ROUNDS, min(MAX_ROUNDS, 1 + int(left_s // max(round_s, 1.0))))
+    most = min(MAX_ROUNDS, 1 + int(left_s // max(round_s, 1.0)))
+    if settings.sized_by_power:
+        most = min(most, decide.rounds_needed(decide.PLANNED_CHANGE, pairs, settings.alpha))
+    return max(decide.MIN_ROUNDS, most)
 
 
 def main(
@@ -231,10 +236,12 @@ def run_rounds(
         round_index += 1
         round_s = time.monotonic() - started
         if looks.most is None:
-            looks.most = horizon(settings, round_s, settings.budget_s - (time.monotonic() - clock))
-            document.planned_rounds = looks.most
             pairs = len(settings.servers) * len(opts.scenarios or ["?"]) * len(opts.concurrency)
-            say(plan_line(settings, round_s, looks.most, pairs * (len(states) - 1)))
+            pairs *= len(states) - 1
+            left_s = settings.budget_s - (time.monotonic() - clock)
+            looks.most = horizon(settings, round_s, left_s, pairs)
+            document.planned_rounds = looks.most
+            say(plan_line(settings, round_s, looks.most, pairs))
         out_of_time = time.monotonic() - clock + round_s > settings.budget_s
         final = round_index >= looks.most or out_of_time
         looking = settings.rounds is None and round_index in decide.look_rounds(looks.most)
@@ -256,16 +263,30 @@ def run_rounds(
 
 
 def plan_line(settings: Settings, round_s: float, most: int, pairs: int) -> str:
-    """After the pilot round: what the budget allows, and what a verdict needs here."""
+    """After the pilot round: the horizon and why, its looks, what it flags and what a
+    verdict needs here."""
     needs = ", ".join(
         f"{change:.0%} ~{(n := decide.rounds_needed(change, pairs, settings.alpha))} rounds "
         f"({n * round_s / 60:.0f} min)"
         for change in sorted({settings.threshold, 0.10, 0.15})
     )
+    seen = decide.detectable(most, pairs, settings.alpha)
+    sized = settings.sized_by_power and most == decide.rounds_needed(
+        decide.PLANNED_CHANGE, pairs, settings.alpha
+    )
+    why = (
+        f"the rounds a {decide.PLANNED_CHANGE:.0%} change needs"
+        if sized
+        else "the rounds the budget allows"
+    )
+    looks = ", ".join(str(r) for r in decide.look_rounds(most))
     return (
-        f"a round takes {round_s:.0f} s: up to {most} round(s) in the budget. Flagging a "
-        f"change on one of {pairs} pair(s) with 80% power at this machine's usual noise "
-        f"(sd {decide.NOISE_SD} per round) needs: {needs}"
+        f"a round takes {round_s:.0f} s: the horizon is {most} round(s), {why} (at most "
+        f"~{most * round_s / 60:.0f} min; looks after rounds {looks}, the run ends at the "
+        f"first that decides every pair). They flag "
+        f"{'no change under a halving' if seen is None else f'{seen:.0%}'} on one of "
+        f"{pairs} pair(s) with 80% power at this machine's usual noise (sd "
+        f"{decide.NOISE_SD} per round). A change needs: {needs}"
     )
 
 

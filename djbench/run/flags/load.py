@@ -115,8 +115,10 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "budget",
-        f"--matrix: wall time of the whole command (default {MATRIX_BUDGET}); rounds go on "
-        "until every pair is decided or it is spent (with --trials N: exactly N rounds). A "
+        "--matrix: wall time of the whole command; rounds go on until every pair is decided "
+        "or it is spent (default: the rounds that flag a 10% change on one pair with 80% "
+        f"power at the usual noise, at most {MATRIX_BUDGET}; with --trials N: exactly N "
+        "rounds). A "
         "plain run: its wall time (default profile: 10m unless --trials is given); after "
         "--trials rounds, more go to the servers whose rank is still open while it lasts",
         LOAD,

@@ -90,6 +90,7 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
         threshold=threshold,
         alpha=alpha,
         budget_s=budget,
+        sized_by_power=ask.budget is None and not ask.quick,
         rounds=rounds,
         servers=servers,
     )
@@ -141,6 +142,11 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
         f"exactly {settings.rounds} round(s), one look"
         if settings.rounds
         else f"rounds until every pair is decided, within {settings.budget_s / 60:.0f} min"
+        + (
+            f" (the horizon: the rounds a {decide.PLANNED_CHANGE:.0%} change needs)"
+            if settings.sized_by_power
+            else ""
+        )
     )
     console.print(
         escape(
