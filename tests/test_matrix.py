@@ -157,7 +157,7 @@ def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> No
     # The harness's matrix, at that horizon, on the recorded noise: the power it names.
     from loadtests import harness
 
-    assert harness.HORIZON == needed
+    assert needed == harness.HORIZON
     assert harness.power(harness.kinds()["recorded"], 200, 1) >= 0.8
 
 
