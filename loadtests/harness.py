@@ -32,7 +32,7 @@ import argparse
 import math
 import random
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from djbench.reports.ranking import TIE_ALPHA
@@ -196,22 +196,23 @@ def mean_rounds(series: Series, runs: int, seed: int, change: float = 0.0) -> fl
     return statistics.fmean(matrix_run(series, shifts, rng)[1] for _ in range(runs))
 
 
-def table(runs: int, seed: int) -> list[str]:
+def table(runs: int, seed: int) -> Iterator[str]:
+    """The table's lines, each as soon as its series is done (a row takes minutes)."""
     found = kinds()
     head = (f"{'series':<20}" + "".join(f"{p:>10}" for p in PATHS) + f"{'power':>10}"
             + f"{'rounds':>14}")  # fmt: skip
-    lines = [f"false 'worse/better' on A/A ({runs} runs each, seed {seed}); power: "
-             f"one pair of four x0.90 found worse by the matrix (horizon {HORIZON} rounds); "
-             "rounds: the matrix's mean rounds, A/A / x0.90", head]  # fmt: skip
+    yield (f"false 'worse/better' on A/A ({runs} runs each, seed {seed}); power: "
+           f"one pair of four x0.90 found worse by the matrix (horizon {HORIZON} rounds); "
+           "rounds: the matrix's mean rounds, A/A / x0.90")  # fmt: skip
+    yield head
     for name, series in found.items():
         cells = [false_alarm(p, series, runs, seed) for p in PATHS]
         spent = [mean_rounds(series, runs, seed, c) for c in (0.0, 0.10)]
-        lines.append(
+        yield (
             f"{name:<20}" + "".join(f"{c:>10.1%}" for c in cells)
             + f"{power(series, runs, seed):>10.1%}"
             + f"{spent[0]:>8.1f} /{spent[1]:>4.0f}"
         )  # fmt: skip
-    return lines
 
 
 if __name__ == "__main__":
@@ -219,4 +220,5 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    print("\n".join(table(args.runs, args.seed)))
+    for line in table(args.runs, args.seed):
+        print(line, flush=True)

@@ -154,6 +154,7 @@ def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> No
     assert f"the horizon is {needed} round(s), the rounds a 10% change needs" in line
     assert "They flag 10% on one of 4 pair(s) with 80% power" in line
     assert horizon(sized, 1.0, 1e6, 400) == MAX_ROUNDS  # many pairs: the rounds' own cap
+    assert "the most a matrix plans for" in plan_line(sized, 1.0, MAX_ROUNDS, 400)
     # The harness's matrix, at that horizon, on the recorded noise: the power it names.
     from loadtests import harness
 

@@ -274,11 +274,12 @@ def plan_line(settings: Settings, round_s: float, most: int, pairs: int) -> str:
     sized = settings.sized_by_power and most == decide.rounds_needed(
         decide.PLANNED_CHANGE, pairs, settings.alpha
     )
-    why = (
-        f"the rounds a {decide.PLANNED_CHANGE:.0%} change needs"
-        if sized
-        else "the rounds the budget allows"
-    )
+    if sized:
+        why = f"the rounds a {decide.PLANNED_CHANGE:.0%} change needs"
+    elif settings.rounds is None and most == MAX_ROUNDS:
+        why = "the most a matrix plans for"
+    else:
+        why = "the rounds the budget allows"
     looks = ", ".join(str(r) for r in decide.look_rounds(most))
     return (
         f"a round takes {round_s:.0f} s: the horizon is {most} round(s), {why} (at most "
