@@ -19,7 +19,7 @@ def noise_line(found: MatrixNoise) -> str:
     )
     return (
         f"this runner's noise: sd {found.sd:.2f} per round's log-ratio over {found.rounds} "
-        f"round(s); the budget's {found.horizon} round(s) would flag {seen} on one of "
+        f"round(s); the horizon's {found.horizon} round(s) would flag {seen} on one of "
         f"{found.pairs} pair(s) with 80% power"
     )
 

@@ -69,7 +69,7 @@ class MatrixNoise(Model):
     rounds: int = Field(description="paired rounds the noise was measured on")
     sd: float = Field(description="pooled sd of the per-round req/s log-ratios")
     pairs: int = Field(description="pairs judged against the base")
-    horizon: int = Field(description="rounds the budget buys")
+    horizon: int = Field(description="the rounds the run planned for (its horizon)")
     detectable: float | None = Field(
         default=None,
         description="the slowdown found with 80% power on one pair at the horizon, here",
