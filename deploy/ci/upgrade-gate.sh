@@ -11,8 +11,8 @@
 # More refs after HEAD are more cells, each judged against BASE (a series of commits).
 # Run from the project's checkout (manage.py beside it). Settings, all optional:
 #   DJBENCH_BUDGET   the whole matrix's wall time; unset, the rounds a 10% change on one
-#                    pair needs for 80% power at the usual noise (at most 60m; a quiet
-#                    runner stops at an earlier look)
+#                    pair needs for 80% power at the usual noise (at most 60m; fewer
+#                    when every pair is decided at an earlier look)
 #   DJBENCH_ARGS     more runbench options, e.g. "--servers gunicorn-sync --scenarios health-sync"
 #   DJBENCH_OUTPUT   the results folder (default bench-results/ci): the matrix, each cell's
 #                    results, report and guide, summary.md, junit.xml and bmf.json
