@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from djbench.reports.search_words import capacity_text
 from djbench.results import store
 from djbench.results.model import PairResult, RunDocument
 
@@ -45,7 +46,10 @@ def runbench(out: Path, *args: str) -> RunDocument:
     written = set(out.glob("*.json")) - before
     if len(written) != 1:
         raise SystemExit(f"runbench {' '.join(args)} wrote no results file in {out}")
-    return store.load(written.pop())
+    try:
+        return store.load(written.pop())
+    except store.ResultsError as exc:
+        raise SystemExit(f"runbench {' '.join(args)}: {exc}") from None
 
 
 def held_to(server: str, rate: float, should_pass: bool, out: Path) -> bool:
@@ -71,20 +75,14 @@ def held_to(server: str, rate: float, should_pass: bool, out: Path) -> bool:
 
 
 def described(entry: PairResult) -> tuple[float | None, float | None]:
-    """Print the server's capacity line; return its interval's ends."""
-    cap = entry.capacity
-    if cap is None or cap.rps is None:
-        why = cap.stopped if cap else "no search recorded"
-        print(f"{entry.server}: no capacity ({why})")
+    """Print the server's capacity in the report's words; return its interval's ends."""
+    if entry.capacity is None:
+        print(f"{entry.server}: no capacity search recorded")
         return None, None
-    low, high = cap.interval or (None, None)
-    ends = f"{low or 0:,.0f}-{high:,.0f}" if high else f"{low or 0:,.0f}-open"
-    ended = f"; ended: {cap.stopped}" if cap.stopped else ""
-    print(
-        f"{entry.server}: {cap.rps:,.0f} req/s [{ends}] (95% interval; {cap.repeats} "
-        f"repeat(s), {len(cap.steps)} window(s), steady {cap.steady_s or 0:g} s{ended})"
-    )
-    return low, high
+    print(f"{entry.server}: {capacity_text(entry.capacity)}")
+    if entry.capacity.rps is None:
+        return None, None
+    return entry.capacity.interval or (None, None)
 
 
 def main() -> int:
