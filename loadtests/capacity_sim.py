@@ -28,8 +28,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from djbench.results import capacity_fit, capacity_stats
 from djbench.results.model import Capacity, CapacityStep, LoadPoint
+from djbench.verdicts import capacity as capacity_stats
+from djbench.verdicts import capacity_fit
 
 MU = 1000.0  # req/s
 SLO_MS = 20.0

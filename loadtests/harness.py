@@ -15,7 +15,7 @@ Each path calls djbench's own decision functions with the looks it makes:
   rounds added to the leader and the open ones only;
 - ties: five deployments, the best by median against each other at the run's one look,
   Benjamini-Hochberg over the ten pairs of the five, on the block design's pooled error
-  (results/blocks.py's `leader_decisions`, as the guide, the answer and the race use it).
+  (verdicts/engine/blocks.py's `leader_decisions`, as the guide, the answer and the race use it).
 
 Series (per-round log-ratios of the two sides of a pair): resampled from the recorded
 A/A matrix (tests/fixtures/series/aa-matrix.json), block-bootstrapped from it (blocks
@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from djbench.reports.ranking import TIE_ALPHA
-from djbench.results import blocks as design
-from djbench.results import decide
 from djbench.run import budget
+from djbench.verdicts.engine import blocks as design
+from djbench.verdicts.engine import decide
 from loadtests.verdicts import log_ratios
 
 AA = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "series" / "aa-matrix.json"

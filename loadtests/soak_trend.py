@@ -6,7 +6,7 @@ Null series are AR(phi) noise (phi 0, 0.9, 0.99) with the noise scale and the re
 interval of recorded soaks (tests/fixtures/series/soak-pss.json: the PSS time lines of
 real soaks on this machine); a leak adds 20 MB/h to the same noise. Each series is as
 long as a 10-minute soak. Prints, per noise model, the share of false "grows" and of
-leaks caught by djbench.results.stats.trend at its default threshold.
+leaks caught by djbench.verdicts.engine.stats.trend at its default threshold.
 
 --record RESULTS.json: write the PSS time lines of a --soak run's results file into the
 fixture instead (what the simulation's noise scale is taken from).
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from djbench.results import stats
 from djbench.results.store import load
+from djbench.verdicts.engine import stats
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "series" / "soak-pss.json"
 LEAK_MB_H = 20.0

@@ -22,13 +22,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from djbench.results import decide
+from djbench.verdicts.engine import decide
 
 
 def record(matrix_file: Path) -> dict[str, object]:
     """Per pair of a matrix (base cell against the other), req/s per round, both sides."""
     from djbench.results import store
-    from djbench.results.analysis import load_cell
+    from djbench.verdicts.runs import load_cell
 
     document = store.load_matrix(matrix_file)
     base, new = (

@@ -44,7 +44,7 @@ from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.trial import LoadSettings, drive, run_trial
 from djbench.plan import scenarios
 from djbench.plan.project import current
-from djbench.results.stats import ratio_ci
+from djbench.verdicts.engine.stats import ratio_ci
 from tests.slowserver import SlowServer
 
 SERVER_CPUS, DRIVER_CPUS = (0,), (1,)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from djbench.results import store
-from djbench.results.analysis import summarise
 from djbench.results.model import (
     Command,
     Environment,
@@ -23,6 +22,7 @@ from djbench.results.model import (
     Verification,
     WindowMemory,
 )
+from djbench.verdicts.runs import summarise
 
 PLAN: dict[str, Any] = {
     "driver": "wrk",

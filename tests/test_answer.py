@@ -10,9 +10,9 @@ import pytest
 
 from djbench.reports import answer, guide, report, tradeoffs
 from djbench.reports.ranking import flagged, rps_interval
-from djbench.results.analysis import load_run
 from djbench.results.model import Notice, PairResult
 from djbench.run import exits
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 
 

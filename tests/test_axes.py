@@ -19,8 +19,8 @@ from djbench.plan.runplan import RunOptions, parse_axes, variant_label
 from djbench.reports import guide
 from djbench.reports.words import say
 from djbench.results import store
-from djbench.results.analysis import load_run
 from djbench.run import services
+from djbench.verdicts.runs import load_run
 from tests import services as test_services
 from tests.live import ROOT
 from tests.resultfiles import entry, write

@@ -13,8 +13,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from djbench.reports.search_words import churn_event_text
-from djbench.results import churn_stats, store
+from djbench.results import store
 from djbench.results.model import LoadPoint
+from djbench.verdicts import churn as churn_stats
 
 
 def slices(p99s: list[float | None], errors: dict[int, int] | None = None) -> list[LoadPoint]:

@@ -11,7 +11,6 @@ import jsonschema
 import xmlschema
 
 from djbench.reports import ci_outputs
-from djbench.results.analysis import load_run
 from djbench.results.model import (
     MatrixCheck,
     MatrixDocument,
@@ -21,6 +20,7 @@ from djbench.results.model import (
 )
 from djbench.run import exits
 from djbench.run.matrix_verdicts import problem
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 
 BMF_SCHEMA = Path(__file__).parent / "fixtures" / "bmf.schema.json"

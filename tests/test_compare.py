@@ -10,9 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.reports.compare import compare, compare_many
-from djbench.results import decide
-from djbench.results.analysis import load_run
 from djbench.results.model import Notice, Trial
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import PLAN, entry, write
 
 BASE = [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1002.0]
@@ -178,7 +178,7 @@ def test_a_trial_lost_to_the_driver_is_not_a_regression(tmp_path: Path) -> None:
             invalid=Notice(code="driver_failed", params={"message": "wrk printed no result"}),
         )
     )  # fmt: skip
-    from djbench.results.analysis import summarise
+    from djbench.verdicts.runs import summarise
 
     summarise(lost, [])
     assert lost.status == "invalid"

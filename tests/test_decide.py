@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from djbench.results import decide, sequential
+from djbench.verdicts.engine import decide, sequential
 from loadtests import verdicts
 
 SERIES = Path(__file__).parent / "fixtures" / "series"

@@ -17,7 +17,7 @@ import pytest
 from djbench.launch.process import ProcessTree, free_port, running
 from djbench.measure.drivers import DRIVERS, DriverError, LoadSpec, pick
 from djbench.measure.drivers.wrk import parse_output
-from djbench.results import stats
+from djbench.verdicts.engine import stats
 from tests.live import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wrk"

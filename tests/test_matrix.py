@@ -136,9 +136,9 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> None:
-    from djbench.results import decide
     from djbench.run.matrix_build import Settings
     from djbench.run.matrix_cells import MAX_ROUNDS, horizon, plan_line
+    from djbench.verdicts.engine import decide
 
     needed = decide.rounds_needed(decide.PLANNED_CHANGE, 4)
     sized = Settings(axes={}, base=None, python=None, offline=False, sized_by_power=True)

@@ -19,10 +19,10 @@ from djbench.measure.drivers.base import LoadSpec, Page
 from djbench.measure.drivers.loadpages import Requests
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError
-from djbench.results import analysis
 from djbench.results import store as results
-from djbench.results.mix_stats import mix_pairs
 from djbench.run.selection import check_mixes
+from djbench.verdicts import runs as analysis
+from djbench.verdicts.mixes import mix_pairs
 from tests.slowserver import SlowServer, builtin_load
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mixes.toml"
@@ -217,8 +217,8 @@ def test_a_slow_page_holds_a_sync_worker_and_the_fast_page_waits(
 def test_capacity_holds_a_mix_s_pages_to_their_own_p99_where_the_file_says_so() -> None:
     """The mix's p99 within the target but one page's above its scenario's own p99
     threshold: the window fails for that page; without the page's target it passes."""
-    from djbench.results.capacity_stats import step_of
     from djbench.results.model import Latency, PageFigures, Trial
+    from djbench.verdicts.capacity import step_of
 
     pages = [
         PageFigures(name="home", weight=3, requests=900, rps=300, latency_ms=Latency(p99=20)),

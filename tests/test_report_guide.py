@@ -14,8 +14,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.reports import guide, ranking
-from djbench.results.analysis import Pair, Run, load_run
 from djbench.results.model import PairResult
+from djbench.verdicts.runs import Pair, Run, load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 
 

@@ -25,7 +25,6 @@ from djbench.measure.sampler import TreeSampler
 from djbench.reports.lasting_words import exceptions_text
 from djbench.reports.words import say
 from djbench.results import store
-from djbench.results.held import held
 from djbench.results.model import (
     DbConnections,
     ExceptionCount,
@@ -33,6 +32,7 @@ from djbench.results.model import (
     Resources,
     Trial,
 )
+from djbench.verdicts.held import held
 
 THREADS_AND_FILES = """
 import os, threading, time

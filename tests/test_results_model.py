@@ -15,8 +15,8 @@ import pytest
 from djbench.reports import guide, report
 from djbench.reports.words import md_cell, say
 from djbench.results import migrate, schema, store
-from djbench.results.analysis import load_run
 from djbench.results.model import Notice, RunDocument
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, document, entry, write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"

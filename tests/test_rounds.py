@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from djbench.results import rounds
+from djbench.verdicts.engine import autocorrelation as rounds
 from loadtests.harness import ar1
 
 
@@ -46,7 +46,7 @@ def test_a_short_series_is_bounded_by_the_correlation_the_design_withstands() ->
 
 
 def test_the_block_design_pools_the_residual_variance_and_falls_back_when_unequal() -> None:
-    from djbench.results import blocks
+    from djbench.verdicts.engine import blocks
 
     # Three deployments x four rounds: a round effect (+0.1 in round 2) cancels exactly.
     logs = [[0.0, 0.1, 0.0, 0.02], [0.5, 0.6, 0.52, 0.5], [1.0, 1.1, 1.0, 1.0]]
@@ -79,7 +79,7 @@ def test_the_leader_is_judged_by_the_false_discovery_rate_over_every_pair_of_its
     x1.10 over the next; four far below make 12 of 15 pairs discoveries, so BH tests at
     12 x 0.05 / 15 and that p of 0.009 is a verdict (26 of 36 comparisons of a default
     run stayed open under Bonferroni, x2.4 at p 0.006 among them)."""
-    from djbench.results import blocks
+    from djbench.verdicts.engine import blocks
 
     noise = [
         [0.03, -0.02, 0.01, -0.03],

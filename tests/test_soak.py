@@ -19,8 +19,9 @@ from djbench.measure.drivers.base import SERIES_MARKER, marked_lines
 from djbench.plan.options import OptionError
 from djbench.plan.recycle import OFF, Recycle, parse_axis, parse_duration, parse_one
 from djbench.reports import guide, report
-from djbench.results import analysis, stats
 from djbench.results import store as results
+from djbench.verdicts import runs as analysis
+from djbench.verdicts.engine import stats
 from tests.slowserver import DELAY, SlowServer
 
 # --- parsing ------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from djbench.measure import machine
 from djbench.reports import guide
 from djbench.reports.compare import compare
 from djbench.reports.words import say
-from djbench.results.analysis import load_run, summarise
 from djbench.results.model import MachineLoad, PairResult
+from djbench.verdicts.runs import load_run, summarise
 from tests.resultfiles import entry, write
 
 FIXTURE = Path(__file__).parent / "fixtures" / "proc" / "stat.txt"

@@ -13,9 +13,9 @@ from django.core.management import CommandError, call_command
 
 from djbench.plan import scenarios
 from djbench.reports import answer, ci_outputs
-from djbench.results import thresholds
-from djbench.results.analysis import load_run
 from djbench.results.model import Capacity
+from djbench.verdicts import thresholds
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import PLAN, entry, write
 
 FILE = """

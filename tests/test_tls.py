@@ -19,7 +19,7 @@ from djbench.launch.live import Deployment
 from djbench.launch.servers import SERVERS, executable_path
 from djbench.reports import guide, words
 from djbench.results import store
-from djbench.results.analysis import load_run
+from djbench.verdicts.runs import load_run
 from tests.resultfiles import entry, write
 
 

@@ -16,8 +16,8 @@ from djbench.launch.servers import SERVERS, knob_argv
 from djbench.plan import tuning
 from djbench.reports import guide
 from djbench.results import store
-from djbench.results.analysis import left_unserved, load_run
 from djbench.results.model import TuneCandidate, TuneRecord
+from djbench.verdicts.runs import left_unserved, load_run
 from tests import resultfiles
 
 # --- the search ------------------------------------------------------------------------

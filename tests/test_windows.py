@@ -21,8 +21,8 @@ from djbench.measure.trial import (
     warnings_for,
 )
 from djbench.reports.words import say
-from djbench.results import error_limit
 from djbench.results.model import Notice
+from djbench.verdicts import error_rate as error_limit
 from tests.slowserver import DELAY, SlowServer
 
 CONNECTIONS = 32

@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 import os
 import random
-import statistics
 import subprocess
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from djbench.measure.sampler import CpuBook, TreeSampler, sample
 from djbench.measure.trial import LoadSettings, drive, driver_cpu_percent, load_spec, run_trial
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.results.stats import median_ci, ratio_ci
+from djbench.verdicts.calibration import MIN_ROUNDS, Figures, paired_line, ratio_line
 
 CONCURRENCY = 32  # runbench's default
 STATIC_CADDYFILE = """{
@@ -51,18 +50,6 @@ http://:{$CADDY_LISTEN_PORT} {
 \trespond "ok" 200
 }
 """
-
-
-@dataclass(frozen=True)
-class Figures:
-    name: str
-    rps: list[float]
-    driver_cpu: list[float] = field(default_factory=list)  # % of the driver's CPUs
-    server_cpu: list[float] = field(default_factory=list)  # the server tree's, % of a CPU
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.rps)
 
 
 def _load(
@@ -253,52 +240,6 @@ def _side(
     return rps, cpu
 
 
-# The fewest rounds whose order statistics give the median a 95% interval (6).
-MIN_ROUNDS = next(n for n in range(1, 64) if median_ci(range(n)) is not None)
-
-
-def _paired_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
-    """Round by round: new / base req/s, and new / base requests per server CPU-second
-    (what a side asked of the server, with the CPU the machine gave it divided out); the
-    median of each over the rounds with its distribution-free 95% interval."""
-    rps = [n / b for n, b in zip(new.rps, base.rps, strict=True) if b > 0]
-    per_cpu = [
-        (n / nc) / (b / bc)
-        for n, nc, b, bc in zip(new.rps, new.server_cpu, base.rps, base.server_cpu, strict=True)
-        if all(math.isfinite(x) and x > 0 for x in (n, nc, b, bc))
-    ]
-    ci, ci_cpu = median_ci(rps), median_ci(per_cpu)
-    return {
-        "name": name,
-        "ratio": round(statistics.median(rps), 4) if rps else None,
-        "ci95": [round(x, 4) for x in ci] if ci else None,
-        "per_cpu_ratio": round(statistics.median(per_cpu), 4) if per_cpu else None,
-        "per_cpu_ci95": [round(x, 4) for x in ci_cpu] if ci_cpu else None,
-        "base_median": round(base.median, 1),
-        "new_median": round(new.median, 1),
-        "base_server_cpu": _median_or_none(base.server_cpu),
-        "new_server_cpu": _median_or_none(new.server_cpu),
-        "rounds": len(rps),
-    }
-
-
-def _median_or_none(values: list[float]) -> float | None:
-    clean = [v for v in values if not math.isnan(v)]
-    return round(statistics.median(clean), 1) if clean else None
-
-
-def _ratio_line(name: str, new: Figures, base: Figures) -> dict[str, Any]:
-    ci = ratio_ci(base.rps, new.rps)
-    return {
-        "name": name,
-        "ratio": round(new.median / base.median, 4),
-        "ci95": ci,
-        "base_median": round(base.median, 1),
-        "new_median": round(new.median, 1),
-        "n": [len(base.rps), len(new.rps)],
-    }
-
-
 def run(
     project: Project,
     scenario: Scenario,
@@ -338,7 +279,7 @@ def run(
             off, on = observer_cost(
                 project, scenario, server_cpus, driver_cpus, trials, duration, workers, work
             )
-            line = _ratio_line(f"sampler on / off, gunicorn-sync x{workers}", on, off)
+            line = ratio_line(f"sampler on / off, gunicorn-sync x{workers}", on, off)
             report["observer"].append(line)
             say(_say_ratio(line))
         report["agreement"] = agreements(
@@ -403,7 +344,7 @@ def agreements(
         )
         for bench in benches:
             name = f"{bench.name} / independent wrk, {server} x{workers}"
-            lines.append(_paired_line(name, bench, independent))
+            lines.append(paired_line(name, bench, independent))
             say(_say_paired(lines[-1]))
     return lines
 

@@ -42,7 +42,6 @@ from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sa
 from djbench.plan import mixes
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.plan.scenarios import Scenario
-from djbench.results import error_limit
 from djbench.results.model import (
     Command,
     Notice,
@@ -53,6 +52,7 @@ from djbench.results.model import (
     WindowMemory,
     WsIdle,
 )
+from djbench.verdicts import error_rate as error_limit
 
 DRAIN_SECONDS = 0.1  # wrk: let the warm-up's sockets close before wrk connects
 WATCH_INTERVAL = 0.01  # how often the driver's output is read for its window's edges
@@ -489,7 +489,7 @@ def failed_of(result: LoadResult) -> tuple[int, int]:
 
 def invalidity(result: LoadResult, limit: float, expect_status: int | None) -> Notice | None:
     """Why a window cannot stand as a sample: errors beyond the limit's uncertainty
-    (djbench.results.error_limit), or nothing completed."""
+    (djbench.verdicts.error_rate), or nothing completed."""
     if not result.requests:
         return Notice(code="no_requests")
     judged = error_limit.judge(*failed_of(result), limit)

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # A soak's memory "grows" only when its trend is significant and above this (MiB/h):
-# below it, an allocator's drift over minutes (djbench.results.stats.trend).
+# below it, an allocator's drift over minutes (djbench.verdicts.engine.stats.trend).
 GROWTH_THRESHOLD_MB_H = 10.0
 # --capacity without --slo-p99: 100 ms, the response time users start to notice (the
 # usual web performance budget); --tune keeps no target unless one is given.

@@ -55,7 +55,7 @@ class Expect:
 @dataclass(frozen=True)
 class Thresholds:
     """What a team holds a pair of this scenario to (None: not held). Checked on every
-    run (djbench.results.thresholds): missed only when the interval lies beyond it."""
+    run (djbench.verdicts.thresholds): missed only when the interval lies beyond it."""
 
     p99_ms: float | None = None
     error_rate: float | None = None

@@ -28,9 +28,9 @@ from djbench.reports.ranking import (
 )
 from djbench.reports.search_words import span
 from djbench.reports.words import say
-from djbench.results import thresholds
-from djbench.results.analysis import UNDERSERVED, Pair, Run
-from djbench.results.capacity_stats import tied
+from djbench.verdicts import thresholds
+from djbench.verdicts.capacity import tied
+from djbench.verdicts.runs import UNDERSERVED, Pair, Run
 
 MAX_LINES = 15
 REASON_CHARS = 70  # a reason in a few words: the detail is in the tables below

@@ -19,9 +19,9 @@ from djbench.reports import answer
 from djbench.reports.matrix_output import gate_lines
 from djbench.reports.ranking import rps_interval, unfit
 from djbench.reports.words import md_cell, say
-from djbench.results import thresholds
-from djbench.results.analysis import Pair, Run
 from djbench.results.model import MatrixDocument
+from djbench.verdicts import thresholds
+from djbench.verdicts.runs import Pair, Run
 
 # BMF measures: Bencher's built-in slugs where one fits (throughput in operations per
 # second, latency in nanoseconds), a slug of djbench's own for memory.

@@ -8,8 +8,8 @@ from __future__ import annotations
 import statistics
 
 from djbench.reports.words import say
-from djbench.results import decide
-from djbench.results.analysis import FOREIGN_PERCENT, Pair, Run, foreign_percent
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import FOREIGN_PERCENT, Pair, Run, foreign_percent
 
 # Plan settings that must match for figures to be comparable.
 PLAN_KEYS = (

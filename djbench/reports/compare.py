@@ -1,7 +1,7 @@
 """Before/after comparison of two runs (e.g. a Django upgrade): verdicts with statistics.
 
 For each (server, scenario, concurrency, proxy, variant) found on both sides, and each
-of req/s, p99 latency and peak PSS, the decision engine (:mod:`djbench.results.decide`)
+of req/s, p99 latency and peak PSS, the decision engine (:mod:`djbench.verdicts.engine.decide`)
 gives worse / better / equivalent / inconclusive from one interval of the ratio
 NEW / BASE: paired by round when both sides ran in one command (``--matrix``), Welch's
 t on log values for two separate runs (``benchcompare``). Benjamini-Hochberg over one
@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from djbench.reports.comparable import correctness, machine_moved, plan_differences
-from djbench.results import decide
-from djbench.results.analysis import Pair, Run
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import Pair, Run
 
 # metric -> (label, +1 when higher is better / -1 when lower is better)
 METRICS: dict[str, tuple[str, int]] = {

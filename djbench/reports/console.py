@@ -14,9 +14,9 @@ from djbench.reports.gate_output import print_gate_warnings
 from djbench.reports.lasting_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.search_words import capacity_how, span, sweep_text
 from djbench.reports.words import broadcast_text, grouped_warnings, pair_name, say, ws_short
-from djbench.results.analysis import UNDERSERVED, broadcast_rates, failures, per_100mb
-from djbench.results.held import held
 from djbench.results.model import Notice, PairResult, RunDocument, Trial
+from djbench.verdicts.held import held
+from djbench.verdicts.runs import UNDERSERVED, broadcast_rates, failures, per_100mb
 
 LOG_WIDTH = 100  # without a terminal (a log, CI): every table fits this many columns
 
@@ -303,7 +303,7 @@ def _print_ws_idle(console: Console, document: RunDocument) -> None:
 
 def print_held(console: Console, document: RunDocument) -> None:
     """What each server held besides memory, when there is something to say: database
-    connections (PostgreSQL), exceptions, leak verdicts (djbench.results.held)."""
+    connections (PostgreSQL), exceptions, leak verdicts (djbench.verdicts.held)."""
     rows = [(e, h) for e in document.results if (h := held(e)) is not None]
     if not any(h.db_peak is not None or h.exceptions_total or h.verdicts for _, h in rows):
         return

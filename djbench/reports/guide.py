@@ -2,7 +2,7 @@
 
 Nothing here names a winner in advance: every recommendation is computed from the
 results file, names the figures that justify it, says "tie" when the decision engine
-(djbench.results.decide: paired by round, since the servers of one run share its
+(djbench.verdicts.engine.decide: paired by round, since the servers of one run share its
 rounds) does not find the best better beyond the 5% threshold at 5% (`TIE_ALPHA`), and
 never recommends a pair that
 was not `ok` (incompatible, failed, invalid), that served fewer connections than were
@@ -34,10 +34,10 @@ from djbench.reports.ranking import (
 from djbench.reports.recommendation import Recommendation
 from djbench.reports.search_words import capacity_text, churn_event_text, span
 from djbench.reports.words import md_cell, md_text, say, ws_short
-from djbench.results.analysis import Pair, Run
-from djbench.results.capacity_stats import tied
-from djbench.results.held import held
-from djbench.results.mix_stats import mix_pairs
+from djbench.verdicts.capacity import tied
+from djbench.verdicts.held import held
+from djbench.verdicts.mixes import mix_pairs
+from djbench.verdicts.runs import Pair, Run
 
 WORKLOAD_TITLES = {
     "sync-orm": "Sync ORM API (plain Django views reading and writing through the ORM)",

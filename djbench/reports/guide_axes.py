@@ -7,8 +7,8 @@ import statistics
 
 from djbench.reports.compare import estimate
 from djbench.reports.recommendation import Recommendation
-from djbench.results import decide
-from djbench.results.analysis import Pair, Run
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import Pair, Run
 
 # Settings axes the guide has a section for, and the --axis that measures them.
 AXIS_SECTIONS = {

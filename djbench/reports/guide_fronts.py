@@ -9,8 +9,8 @@ from __future__ import annotations
 from djbench.reports.compare import estimate
 from djbench.reports.ranking import TIE_ALPHA
 from djbench.reports.recommendation import Recommendation
-from djbench.results import decide
-from djbench.results.analysis import Pair, Run
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import Pair, Run
 
 
 def proxy_recommendation(run: Run) -> Recommendation:

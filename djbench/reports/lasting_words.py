@@ -3,8 +3,8 @@ the threads, descriptors and connections a server held, and the exceptions it lo
 
 from __future__ import annotations
 
-from djbench.results.held import Held
 from djbench.results.model import Growth, Timeline
+from djbench.verdicts.held import Held
 
 SOAK_TREND_MIN_S = 600  # below it, a memory trend per hour is an extrapolation
 

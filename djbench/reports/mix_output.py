@@ -1,5 +1,5 @@
 """A mix's per-page figures in words and tables: the console, the report and the guide
-(the figures from djbench.results.mix_stats)."""
+(the figures from djbench.verdicts.mixes)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from rich.table import Table
 
 from djbench.reports.sections import Section, number
 from djbench.reports.words import pair_name
-from djbench.results.analysis import Run
-from djbench.results.mix_stats import MixPair, best_p99, mix_pairs
 from djbench.results.model import RunDocument
+from djbench.verdicts.mixes import MixPair, best_p99, mix_pairs
+from djbench.verdicts.runs import Run
 
 CONSOLE_ROWS = 24  # more per-page rows than this: the report's table, the console's words
 HEADERS = [

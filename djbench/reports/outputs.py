@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djbench.reports import answer, ci_outputs, guide, report
-from djbench.results import thresholds
-from djbench.results.analysis import load_run, load_runs
 from djbench.results.store import ResultsError, load_matrix
+from djbench.verdicts import thresholds
+from djbench.verdicts.runs import load_run, load_runs
 
 
 def report_path(results: Path) -> Path:

@@ -1,9 +1,9 @@
 """Who leads a scenario, and who may not be recommended at all: the rules the guide,
 the answer a run ends with and the report share (they read results files only).
 
-A pair leads when the decision engine (djbench.results.decide: paired by round, since
+A pair leads when the decision engine (djbench.verdicts.engine.decide: paired by round, since
 the servers of one run share its rounds) finds no other better beyond the threshold,
-at a false discovery rate of `TIE_ALPHA` over every pair of the ranking (results/blocks.py's
+at a false discovery rate of `TIE_ALPHA` over every pair of the ranking (verdicts/engine/blocks.py's
 `leader_decisions`); the pairs it cannot tell from the leader share the lead. A deployment that
 was invalid or failed, or that left connections unserved, anywhere in the run is
 `flagged`: it is never recommended, on any axis, and never drawn or tabled among the
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from djbench.launch.servers import SERVERS
 from djbench.reports.words import say
-from djbench.results import blocks, decide
-from djbench.results.analysis import UNDERSERVED, UNSTABLE, Pair, Run, summarise
 from djbench.results.model import Notice
-from djbench.results.thresholds import t_interval
+from djbench.verdicts.engine import blocks, decide
+from djbench.verdicts.runs import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.verdicts.thresholds import t_interval
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 CONFIDENCE = 0.95  # the interval printed beside a figure that decides

@@ -18,8 +18,8 @@ from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import broadcast_text, budget_text, md_cell, md_text, say, ws_short
-from djbench.results.analysis import Pair, Run, broadcast_rates, failures
-from djbench.results.held import held
+from djbench.verdicts.held import held
+from djbench.verdicts.runs import Pair, Run, broadcast_rates, failures
 
 
 def scenario_sections(runs: list[Run]) -> list[Section]:

@@ -8,7 +8,7 @@ from django.utils.safestring import mark_safe
 from djbench.reports import charts
 from djbench.reports.search_words import capacity_text, sweep_text
 from djbench.reports.sections import Section, label_of, number
-from djbench.results.analysis import Run
+from djbench.verdicts.runs import Run
 
 
 def capacity_sections(runs: list[Run]) -> list[Section]:

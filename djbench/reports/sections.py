@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.utils.safestring import SafeString
 
 from djbench.reports.words import pair_name
-from djbench.results.analysis import Pair
+from djbench.verdicts.runs import Pair
 
 
 @dataclass

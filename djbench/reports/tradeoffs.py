@@ -12,7 +12,7 @@ from django.utils.safestring import mark_safe
 from djbench.reports import answer, charts
 from djbench.reports.ranking import flagged, unfit
 from djbench.reports.sections import Section
-from djbench.results.analysis import Pair, Run, trial_value
+from djbench.verdicts.runs import Pair, Run, trial_value
 
 # Each trade-off: its title, and the cost axis with the metric it reads (lower is better).
 COSTS = (

@@ -216,7 +216,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "json_differs": lambda p: "JSON bodies differ",
     # --- files written before codes existed (schema 1)
     "legacy": lambda p: str(p["text"]),
-    # --- what a pair held (djbench.results.held)
+    # --- what a pair held (djbench.verdicts.held)
     "db_kept_after": lambda p: (
         f"kept {p['after']} database connection(s) after the load stopped (up to "
         f"{p['peak']} during it) where its layout explains {p['explained']}: connections "

@@ -40,7 +40,7 @@ class ScenarioMeta(Model):
     thresholds: dict[str, float] = Field(
         default_factory=dict,
         description="what the scenario file holds its pairs to: p99_ms, error_rate, "
-        "peak_pss_mib, capacity_per_core (djbench.results.thresholds), max_slowdown (a "
+        "peak_pss_mib, capacity_per_core (djbench.verdicts.thresholds), max_slowdown (a "
         "matrix's verdict threshold for its pairs)",
     )
     mix: dict[str, float] | None = Field(

@@ -5,7 +5,7 @@ each further round goes to a race (best-arm identification by successive elimina
 racing algorithms tune configurations: irace, F-Race): for every scenario and
 concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
 the leader is compared with each other pair by the test the answer itself uses
-(results/blocks.py's leader_decisions on the block design's error: rounds are blocks;
+(verdicts/engine/blocks.py's leader_decisions on the block design's error: rounds are blocks;
 Benjamini-Hochberg over every pair of the ranking the leader was picked from), and a
 pair is **open** while that test calls the leader neither better (the pair is out of the race)
 nor equivalent (it shares the lead). A round adds one trial to each open pair and to its
@@ -35,11 +35,11 @@ from pathlib import Path
 
 from djbench.plan.project import Project
 from djbench.reports.ranking import leader_decisions, underserved
-from djbench.results import decide
-from djbench.results.analysis import Pair
 from djbench.results.model import PairResult
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder, run_benchmark
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import Pair
 
 EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
 # A round is added only when this many times its expected length is left: a deployment's

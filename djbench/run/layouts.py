@@ -27,11 +27,11 @@ from djbench.launch.live import Deployment
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.plan.tuning import space
-from djbench.results.analysis import Pair
 from djbench.results.model import LayoutRow, LayoutSweep, PairResult
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder, entry_key, run_benchmark
 from djbench.run.selection import deployment as at_layout
+from djbench.verdicts.runs import Pair
 
 
 def leader(plan: Plan, results: list[PairResult], run_id: str) -> Pair | None:

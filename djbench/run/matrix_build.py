@@ -15,8 +15,8 @@ from djbench.plan import matrix_axes as plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
-from djbench.results import decide
 from djbench.results.model import MatrixCell
+from djbench.verdicts.engine import decide
 
 
 @dataclass

@@ -13,7 +13,7 @@
    two sides of a pair are measured seconds apart, not a whole plan apart, so what the
    machine does meanwhile hits both.
 4. Verdicts: each cell against the base with the decision engine
-   (:mod:`djbench.results.decide`), paired by round, plus the verify gate's answer
+   (:mod:`djbench.verdicts.engine.decide`), paired by round, plus the verify gate's answer
    shapes (a changed shape is a correctness regression). Without ``--trials``, rounds
    go on until every pair is decided or ``--budget`` is spent, with alpha spent over
    the looks; with it, exactly that many rounds and one look.
@@ -37,7 +37,7 @@ from djbench.plan import matrix_axes as plan
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.reports.matrix_output import noise_line
-from djbench.results import decide, store
+from djbench.results import store
 from djbench.results.model import MatrixDocument
 from djbench.run.cli import cell_argv
 from djbench.run.matrix_build import (
@@ -47,6 +47,7 @@ from djbench.run.matrix_build import (
     remove_worktrees,
 )
 from djbench.run.matrix_verdicts import Looks, checks, noise, verdicts
+from djbench.verdicts.engine import decide
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 MAX_ROUNDS = 60  # the most rounds a matrix run until decided plans for, whatever the budget

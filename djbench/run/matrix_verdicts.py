@@ -1,5 +1,5 @@
 """A version matrix judged: each pair's paired rounds compared with the base cell's
-(djbench.results.decide), the verdicts and what failed, in one sentence."""
+(djbench.verdicts.engine.decide), the verdicts and what failed, in one sentence."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 from djbench.reports.compare import Comparison, compare_many, estimate
 from djbench.reports.matrix_output import open_questions
-from djbench.results import decide, store, thresholds
-from djbench.results.analysis import load_cell
+from djbench.results import store
 from djbench.results.model import (
     MatrixCheck,
     MatrixDocument,
@@ -21,6 +20,9 @@ from djbench.results.model import (
 from djbench.run import exits
 from djbench.run.exits import Outcome
 from djbench.run.matrix_build import CellState, Settings
+from djbench.verdicts import thresholds
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import load_cell
 
 
 def shapes(run_file: str) -> dict[str, str]:

@@ -20,7 +20,6 @@ from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.reports.words import say
 from djbench.results import store
-from djbench.results.analysis import summarise
 from djbench.results.model import (
     DeploymentRound,
     Notice,
@@ -30,6 +29,7 @@ from djbench.results.model import (
 )
 from djbench.run.gates import new_pair, run_gate, server_failed
 from djbench.run.roundplan import Plan
+from djbench.verdicts.runs import summarise
 
 
 def entry_key(label: str, scenario: str, concurrency: int | None) -> str:

@@ -19,9 +19,9 @@ from djbench.reports.comparable import reachable
 from djbench.reports.compare import compare
 from djbench.reports.compare_output import markdown, print_table
 from djbench.reports.console import console_for
-from djbench.results import decide
-from djbench.results.analysis import load_run
 from djbench.results.store import ResultsError, given_or_newest
+from djbench.verdicts.engine import decide
+from djbench.verdicts.runs import load_run
 
 
 class Command(BaseCommand):

@@ -11,8 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from djbench.management.options import add_runs
 from djbench.reports import guide
 from djbench.reports.report import markdown_to_html_page
-from djbench.results.analysis import load_run
 from djbench.results.store import ResultsError, given_or_newest
+from djbench.verdicts.runs import load_run
 
 
 class Command(BaseCommand):

@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.management.options import add_runs
 from djbench.reports import report
-from djbench.results.analysis import load_runs
 from djbench.results.store import ResultsError, given_or_newest
+from djbench.verdicts.runs import load_runs
 
 
 class Command(BaseCommand):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from djbench.results import decide
 from djbench.run.flags.base import (
     LOAD,
     MATRIX,
@@ -13,6 +12,7 @@ from djbench.run.flags.base import (
     _g,
     _joined,
 )
+from djbench.verdicts.engine import decide
 
 LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(

@@ -1,5 +1,5 @@
 """``runbench --capacity``: for every pair, the offered rate at which its steady-state p99
-reaches the target, with an interval (djbench.results.capacity_stats, capacity_fit).
+reaches the target, with an interval (djbench.verdicts.capacity, capacity_fit).
 
 Every window is an open-loop window of the builtin driver (the only open-loop driver
 here) through `run_trial`, so it is sampled, pinned and judged like any trial; its
@@ -28,8 +28,6 @@ from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.reports.console import print_capacity
 from djbench.reports.search_words import capacity_text
-from djbench.results import capacity_stats
-from djbench.results.analysis import summarise
 from djbench.results.model import Capacity, CapacityStep, PairResult, RunDocument, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
@@ -37,6 +35,8 @@ from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.session import PerPairMode
+from djbench.verdicts import capacity as capacity_stats
+from djbench.verdicts.runs import summarise
 
 # --tune --objective capacity screens every candidate with a bracket this coarse
 # ((fail - pass) / pass <= 25%: about two windows fewer than the 5% of a full search) and

@@ -16,7 +16,7 @@ CHURN_RATE req/s, CHURN_WINDOW_S long, in SLICE_S slices), in one server lifetim
 
 Servers run with at least MIN_WORKERS workers (a single-process Uvicorn has no
 supervisor: SIGHUP would end it). Each event is judged on the load's slices
-(djbench.results.churn_stats): requests failed after it, the worst p99 against the steady
+(djbench.verdicts.churn): requests failed after it, the worst p99 against the steady
 p99, the time until latency is back in the steady band, whether every slice still
 completed requests. Processes are signalled by PID, only those of the tree runbench
 started. Behind Caddy (`--proxy caddy`) the event hits the server, the load goes
@@ -45,8 +45,6 @@ from djbench.plan.recycle import Recycle
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.reports.console import print_churn
-from djbench.results import churn_stats
-from djbench.results.analysis import summarise
 from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, RunDocument, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
@@ -54,6 +52,8 @@ from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.session import PerPairMode
+from djbench.verdicts import churn as churn_stats
+from djbench.verdicts.runs import summarise
 
 KINDS = ("reload", "kill-worker", "recycle")
 CHURN_RATE = 100.0  # req/s: under every server's capacity measured here on health-sync

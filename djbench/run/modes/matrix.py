@@ -23,12 +23,13 @@ from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
 from djbench.reports.console import console_for
 from djbench.reports.matrix_output import print_matrix_result
 from djbench.reports.outputs import write_matrix_ci
-from djbench.results import decide, store
+from djbench.results import store
 from djbench.run import matrix_build, matrix_cells, matrix_verdicts
 from djbench.run.exits import Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.selection import select
+from djbench.verdicts.engine import decide
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """``runbench --sweep``: for every pair, closed-loop throughput against concurrency,
-doubling from 1 until it stops rising (djbench.results.sweep_stats), in one server lifetime.
+doubling from 1 until it stops rising (djbench.verdicts.sweep), in one server lifetime.
 
 Each step is an ordinary closed-loop trial (`run_trial`) at that concurrency, sampled
 and pinned like any other; the steps and the knee go into the pair's `sweep`, and the
@@ -17,14 +17,14 @@ from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.reports.console import print_sweep
-from djbench.results import sweep_stats
-from djbench.results.analysis import summarise
 from djbench.results.model import PairResult, RunDocument, SweepStep, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder
 from djbench.run.session import PerPairMode
+from djbench.verdicts import sweep as sweep_stats
+from djbench.verdicts.runs import summarise
 
 
 def run(

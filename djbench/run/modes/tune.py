@@ -29,7 +29,6 @@ from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.reports.console import print_capacity, print_tuning
-from djbench.results.analysis import left_unserved
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
 from djbench.run.modes import tune_capacity
 from djbench.run.modes.base import Context
@@ -39,6 +38,7 @@ from djbench.run.runner import Progress, Recorder, run_benchmark
 from djbench.run.selection import Selection, deployment
 from djbench.run.session import TimedMode
 from djbench.run.tuned import Outcome, write_files
+from djbench.verdicts.runs import left_unserved
 
 
 def _round_figures(

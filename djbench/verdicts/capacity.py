@@ -31,8 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from djbench.results import capacity_fit
 from djbench.results.model import Capacity, CapacityStep, LoadPoint, Trial
+from djbench.verdicts import capacity_fit
 
 Phase = Literal["search", "steady"]
 Measure = Callable[[float, Phase], CapacityStep]

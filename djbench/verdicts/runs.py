@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from djbench.results import stats, store
+from djbench.results import store
 from djbench.results.model import (
     DeploymentRound,
     Describe,
@@ -23,6 +23,7 @@ from djbench.results.model import (
     Summary,
     Trial,
 )
+from djbench.verdicts.engine import stats
 
 LATENCIES = ("p50", "p90", "p99", "p999", "max", "mean")
 UNDERSERVED = "underserved"  # the warning code the guide refuses to recommend

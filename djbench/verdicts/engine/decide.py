@@ -50,8 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from djbench.results import rounds
-from djbench.results.rounds import Diagnosis, diagnose, widening
+from djbench.verdicts.engine import autocorrelation as rounds
+from djbench.verdicts.engine.autocorrelation import Diagnosis, diagnose, widening
 
 Verdict = Literal["worse", "better", "equivalent", "inconclusive"]
 DECIDED: frozenset[str] = frozenset({"worse", "better", "equivalent"})
@@ -200,7 +200,7 @@ def look_rounds(most: int, looks: int = LOOKS) -> list[int]:
 def look_level(alpha: float, looks: Sequence[int], most: int, final: bool = False) -> float:
     """The nominal level of the last of `looks` (the rounds done at each look so far),
     from the exact group-sequential boundaries of the spending function at the looks
-    made (djbench.results.sequential): together the looks' chance of any false verdict
+    made (djbench.verdicts.engine.sequential): together the looks' chance of any false verdict
     is the alpha spent by the last, not less (the union bound tested the last of four
     looks over 15 rounds at 0.024; exact: 0.041). A final look (the last planned round,
     or the budget spent early) spends the rest of alpha."""
@@ -210,7 +210,7 @@ def look_level(alpha: float, looks: Sequence[int], most: int, final: bool = Fals
 @functools.lru_cache(maxsize=256)
 def _look_level(alpha: float, looks: tuple[int, ...], most: int, final: bool) -> float:
     """look_level, cached: a simulation asks for the same looks thousands of times."""
-    from djbench.results import sequential
+    from djbench.verdicts.engine import sequential
 
     if most <= 0 or not looks:
         return alpha

@@ -2,7 +2,7 @@
 
 A window is invalid for its errors only when its error rate is above the limit beyond
 its own uncertainty: the lower end of the 95% Wilson score interval of its failed over
-attempted requests (djbench.results.thresholds.wilson) lies above the limit, or most of
+attempted requests (djbench.verdicts.thresholds.wilson) lies above the limit, or most of
 its requests failed (a broken server, whatever the count).
 
 A window too small to judge the limit says so instead of being called invalid: below
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from djbench.results.model import Notice
-from djbench.results.thresholds import wilson
+from djbench.verdicts.thresholds import wilson
 
 Verdict = Literal["within", "beyond", "close", "too few"]
 RULE_OF_THREE = 3.0

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from djbench.results import stats
 from djbench.results.model import Notice, PairResult, Trial
+from djbench.verdicts.engine import stats
 
 GROWTH_TRIALS = 3  # a growth verdict needs at least this many trials in a row
 THREADS_GROWTH = 2  # ... and this much more at the end than at the start

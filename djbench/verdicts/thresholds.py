@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from djbench.results.analysis import Pair, Run
 from djbench.results.model import Capacity
+from djbench.verdicts.runs import Pair, Run
 
 CONFIDENCE = 0.95
 Verdict = Literal["met", "missed", "too close"]

@@ -26,7 +26,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from djbench.results import decide
+from djbench.verdicts.engine import decide
 
 HETERO_P = 0.01
 MIN_DEPLOYMENTS = 3  # with two, the design is the paired test
