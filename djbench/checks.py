@@ -60,9 +60,9 @@ def _module_missing(app: str) -> bool:
 
 
 def check_project(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from djbench.launch.servers import SERVERS
     from djbench.plan import scenarios
     from djbench.plan.project import current
+    from djbench.servers import SERVERS
 
     found: list[checks.CheckMessage] = []
     project = current()

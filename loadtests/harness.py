@@ -35,10 +35,10 @@ import statistics
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from djbench.reports.ranking import TIE_ALPHA
 from djbench.run import budget
 from djbench.verdicts.engine import blocks as design
 from djbench.verdicts.engine import decide
+from djbench.verdicts.ranking import TIE_ALPHA
 from loadtests.verdicts import log_ratios
 
 AA = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "series" / "aa-matrix.json"

@@ -37,7 +37,7 @@ from rich.progress import Progress
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ProcessTree, pinned_self
-from djbench.launch.servers import SERVERS
+from djbench.servers import SERVERS
 from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.trial import drive
 from djbench.plan.project import current

@@ -39,7 +39,7 @@ django.setup()
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import pinned_self
-from djbench.launch.servers import SERVERS
+from djbench.servers import SERVERS
 from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.trial import LoadSettings, drive, run_trial
 from djbench.plan import scenarios

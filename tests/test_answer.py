@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from djbench.reports import answer, guide, report, tradeoffs
-from djbench.reports.ranking import flagged, rps_interval
 from djbench.results.model import Notice, PairResult
 from djbench.run import exits
+from djbench.verdicts.ranking import efficient, flagged, rps_interval
 from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 
@@ -72,12 +72,10 @@ def test_trade_offs_draw_starved_and_invalid_pairs_apart(tmp_path: Path) -> None
     run = load_run(write(tmp_path, "r", starved_uwsgi()))
     points, apart = tradeoffs.split(run.by_scenario("health-sync"), "pss_peak", many=False)
     assert set(points) == {"gunicorn-sync", "granian-wsgi"} and set(apart) == {"uwsgi"}
-    assert tradeoffs.efficient(points) == {"gunicorn-sync"}  # faster and smaller
-    # A deployment flagged on another scenario is drawn apart wherever it appears.
-    points, apart = tradeoffs.split(
-        run.by_scenario("health-sync"), "p99", many=False, elsewhere=frozenset({"granian-wsgi"})
-    )
-    assert set(points) == {"gunicorn-sync"} and set(apart) == {"uwsgi", "granian-wsgi"}
+    assert efficient(points) == {"gunicorn-sync"}  # faster and smaller
+    # A deployment unfit on another scenario is drawn with the rest here (issue 54).
+    points, apart = tradeoffs.split(run.by_scenario("movies-sync"), "p99", many=False)
+    assert set(points) == {"gunicorn-sync"} and set(apart) == set()
     ids = re.findall(r'<section id="([^"]+)"', report.html([run]))
     assert ids[0] == "answer"
     assert "tradeoff-health-sync" in ids
@@ -93,7 +91,7 @@ def test_trade_offs_draw_starved_and_invalid_pairs_apart(tmp_path: Path) -> None
     ],
 )
 def test_the_efficient_front(points: dict[str, tuple[float, float]], front: set[str]) -> None:
-    assert tradeoffs.efficient(points) == front
+    assert efficient(points) == front
 
 
 def test_exit_codes_are_one_table() -> None:
@@ -110,7 +108,7 @@ def test_timeouts_without_a_known_cause_are_said_as_the_queue(tmp_path: Path) ->
     slow = entry("uvicorn", "movies-sync", [12.0, 11.0, 12.5])
     for t in slow.trials:
         t.errors = {"timeout": 40}
-        t.extra = {"timeout_s": 1.0}
+        t.driver_figures.timeout_s = 1.0
     slow.status = "invalid"
     slow.reason = Notice(code="too_many_errors", params={"rate": 0.8, "errors": {"timeout": 40}})
     run = load_run(write(tmp_path, "r", [slow, entry("gunicorn-sync", "movies-sync", [50.0] * 3)]))
@@ -189,3 +187,40 @@ def test_the_answer_names_the_worker_count_its_layout_sweep_measured(tmp_path: P
     assert "  workers: no time was left to sweep granian-wsgi's layouts" in "\n".join(
         answer.lines(cut)
     )
+
+
+def test_a_failure_stays_on_its_page(tmp_path: Path) -> None:
+    """Issue 54: a deployment invalid on one page is not ranked there and is ranked on
+    the others; the answer names the page and the reason once."""
+    entries = [
+        *starved_uwsgi(),
+        entry("uwsgi", "home", [900.0, 910.0, 905.0, 902.0, 908.0]),
+        entry("gunicorn-sync", "home", [500.0, 505.0, 498.0, 502.0, 501.0]),
+    ]
+    run = load_run(write(tmp_path, "r", entries))
+    said = answer.lines(run)
+    home = next(line for line in said if line.strip().startswith("home:"))
+    assert "use uwsgi" in home, said
+    movies = next(line for line in said if line.strip().startswith("movies-sync:"))
+    assert "use gunicorn-sync" in movies
+    ruled_out = [line for line in said if line.startswith("  uwsgi:")]
+    assert len(ruled_out) == 1 and "health-sync" in ruled_out[0], said
+
+
+def test_the_cut_list_counts_deployments_not_lines(tmp_path: Path) -> None:
+    """Issue 57: each cut deployment may carry a cause line; "... and N more" counts
+    deployments."""
+    entries = [entry("gunicorn-sync", "home", [2900.0, 2950.0, 2920.0])]
+    for i in range(12):
+        slow = entry(f"s{i}", "home", [12.0, 11.0, 12.5])
+        for t in slow.trials:
+            t.errors = {"timeout": 40}
+        slow.status = "invalid"
+        slow.reason = Notice(
+            code="too_many_errors", params={"rate": 0.8, "errors": {"timeout": 40}}
+        )
+        entries.append(slow)
+    said = answer.lines(load_run(write(tmp_path, "r", entries)))
+    shown = [line for line in said if re.match(r"  s\d+:", line)]
+    more = re.search(r"\.\.\. and (\d+) more deployment", said[-1])
+    assert more is not None and len(shown) + int(more[1]) == 12, said

@@ -38,7 +38,7 @@ def window(port: int, rate: float, phase: capacity_stats.Phase) -> CapacityStep:
     errors = sum(result.errors.values())
     due = result.requests + errors
     achieved = result.requests / result.duration_s
-    late = int(result.extra.get("late_starts") or 0) / due if due else 0.0
+    late = (result.figures.late_starts or 0) / due if due else 0.0
     p99 = result.latency_ms.get("p99")
     outcome = capacity_stats.judge(
         rate, achieved, p99, errors / due if due else 0.0, late, False, SLO_MS, 0.01
@@ -150,7 +150,7 @@ def test_a_window_whose_latency_climbs_fails_as_rising() -> None:
     assert not capacity_stats.rising(slices([5, 6, 5, 7, 5, 6, 5, 6, 7, 5]))
     assert not capacity_stats.rising(slices([5, 9, 12]))  # too few slices to say
     outcome = capacity_stats.judge(100, 100, 40, 0, 0, False, SLO_MS, 0.01, 10, rising=True)
-    assert outcome == capacity_stats.Outcome(False, "rising")
+    assert outcome == capacity_stats.StepVerdict(False, "rising")
     assert "a queue growing" in CAPACITY_WHY["rising"]
 
 
@@ -167,9 +167,9 @@ def test_the_simulated_queue_holds_the_stated_coverage_and_ties(one_pass: None) 
 def test_the_bracket_walks_down_when_the_first_rate_fails() -> None:
     state = capacity_stats.Search()
     assert state.next_rate() == capacity_stats.START_RATE
-    state.record(50.0, capacity_stats.Outcome(False, "p99_above_slo"))
+    state.record(50.0, capacity_stats.StepVerdict(False, "p99_above_slo"))
     assert state.next_rate() == 25.0
-    state.record(25.0, capacity_stats.Outcome(True))
+    state.record(25.0, capacity_stats.StepVerdict(True))
     assert state.next_rate() == 37.5  # bisecting 25 (passed) and 50 (failed)
 
 

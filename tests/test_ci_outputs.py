@@ -11,15 +11,16 @@ import jsonschema
 import xmlschema
 
 from djbench.reports import ci_outputs
+from djbench.reports.words import say
 from djbench.results.model import (
     MatrixCheck,
     MatrixDocument,
+    MatrixMetric,
     MatrixNoise,
     MatrixPair,
     MatrixVerdict,
 )
-from djbench.run import exits
-from djbench.run.matrix_verdicts import problem
+from djbench.verdicts import matrix
 from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 
@@ -97,16 +98,15 @@ def test_a_matrix_s_worse_pair_is_a_junit_failure_and_bold_in_the_summary() -> N
                         label="gunicorn-sync",
                         scenario="movies-sync",
                         verdict="worse",
-                        metrics={"rps": "x0.755 p=0.001"},
+                        metrics={"rps": MatrixMetric(verdict="worse", ratio=0.755, p=0.001)},
                     ),
                     MatrixPair(
                         label="gunicorn-sync",
                         scenario="health-sync",
                         verdict="equivalent",
-                        metrics={"rps": "x0.998 p=0.9"},
+                        metrics={"rps": MatrixMetric(verdict="equivalent", ratio=0.998, p=0.9)},
                     ),
                 ],
-                worse=["gunicorn-sync movies-sync"],
             )
         ],
     )
@@ -131,7 +131,9 @@ CLOSE = MatrixCheck(
     scenario="health-sync",
     metric="p99_ms",
     verdict="too close",
-    said="p99 9.8 ms [8.1-11.9] too close to call against 10 ms",
+    limit=10.0,
+    value=9.8,
+    interval=(8.1, 11.9),
 )
 
 
@@ -154,7 +156,11 @@ def open_matrix(on_inconclusive: str = "pass") -> MatrixDocument:
                         label="gunicorn-sync",
                         scenario="health-sync",
                         verdict="inconclusive",
-                        metrics={"rps": "x0.950 [0.80-1.12] p=0.4"},
+                        metrics={
+                            "rps": MatrixMetric(
+                                verdict="inconclusive", ratio=0.95, ci=(0.8, 1.12), p=0.4
+                            )
+                        },
                         threshold=0.1,
                     )
                 ],
@@ -166,7 +172,7 @@ def open_matrix(on_inconclusive: str = "pass") -> MatrixDocument:
 
 def test_an_open_gate_is_not_a_pass_and_fails_when_asked() -> None:
     document = open_matrix()
-    assert problem(document) is None  # the default: exit 0, but said
+    assert not matrix.failing(document).verdict_failed  # the default: exit 0, but said
     summary = ci_outputs.matrix_summary_markdown(document)
     assert "this runner's noise: sd 0.21" in summary and "flag a slowdown of 30%" in summary
     assert "Inconclusive: 1 of 1 pair(s) undecided after 6 round(s)" in summary
@@ -177,9 +183,10 @@ def test_an_open_gate_is_not_a_pass_and_fails_when_asked() -> None:
     root = ET.fromstring(text)
     assert len(list(root.iter("skipped"))) == 2 and not list(root.iter("failure"))
     strict = open_matrix("fail")
-    outcome = problem(strict)
-    assert outcome is not None and outcome.code == exits.VERDICT
-    assert "undecided" in outcome.message and "--on-inconclusive fail" in outcome.message
+    found = matrix.failing(strict)
+    assert found.verdict_failed
+    message = say(found.notice())
+    assert "undecided" in message and "--on-inconclusive fail" in message
     root = ET.fromstring(ci_outputs.matrix_junit_xml(strict))
     assert [f.get("type") for f in root.iter("failure")] == ["inconclusive", "too-close"]
 
@@ -187,9 +194,9 @@ def test_an_open_gate_is_not_a_pass_and_fails_when_asked() -> None:
 def test_a_cell_s_missed_threshold_fails_the_matrix() -> None:
     document = open_matrix()
     document.checks = [CLOSE.model_copy(update={"verdict": "missed"})]
-    outcome = problem(document)
-    assert outcome is not None and outcome.code == exits.VERDICT
-    assert "1 threshold(s) missed (ref=b gunicorn-sync health-sync: p99 " in outcome.message
+    found = matrix.failing(document)
+    assert found.verdict_failed
+    assert "1 threshold(s) missed (ref=b gunicorn-sync health-sync: p99 " in say(found.notice())
     assert "threshold missed: ref=b gunicorn-sync health-sync" in (
         ci_outputs.matrix_summary_markdown(document)
     )

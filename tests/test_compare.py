@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.reports.compare import compare, compare_many
+from djbench.reports.compare_output import note_text, reasons_text
+from djbench.reports.words import say
 from djbench.results.model import Notice, Trial
+from djbench.verdicts.compare import compare, compare_many
 from djbench.verdicts.engine import decide
 from djbench.verdicts.runs import load_run
 from tests.resultfiles import PLAN, entry, write
@@ -53,7 +55,7 @@ def test_latency_and_memory_regressions_count(tmp_path: Path) -> None:
     grown = load_run(write(tmp_path, "n2", [entry("uwsgi", "movies-sync", BASE, pss=80.0)]))
     [pair] = compare(base_run, grown).pairs
     assert pair.verdict == "worse"
-    assert any("PSS peak" in r for r in pair.reasons)
+    assert any("PSS peak" in r for r in reasons_text(pair))
 
 
 def test_noise_within_the_margin_is_equivalent(tmp_path: Path) -> None:
@@ -122,7 +124,7 @@ def test_an_interval_wider_than_the_margin_is_inconclusive_and_says_what_it_coul
     rps = pair.metric("rps")
     assert pair.verdict == "inconclusive" and rps is not None
     assert rps.detectable is not None and rps.detectable > 0.05
-    assert "would have been found with 80% power" in rps.note
+    assert "would have been found with 80% power" in note_text(rps)
 
 
 def test_few_trials_can_still_reach_a_verdict_and_one_cannot(tmp_path: Path) -> None:
@@ -301,7 +303,7 @@ def test_every_setting_that_changes_a_figure_makes_runs_not_comparable(
     base = load_run(write(tmp_path, "b", [entry("uwsgi", "movies-sync", BASE)]))
     new = load_run(write(tmp_path, "n", [entry("uwsgi", "movies-sync", BASE)], **change))
     result = compare(base, new)
-    assert named in result.plan_differences
+    assert named in [say(d) for d in result.plan_differences]
     assert [p.verdict for p in result.pairs] == ["not comparable"]
 
 
@@ -315,9 +317,10 @@ def test_another_cpu_or_scenario_set_is_not_comparable(tmp_path: Path) -> None:
     del other.plan.scenarios["sleep-async"]
     store.write_atomic(tmp_path / "n.json", other)
     result = compare(base, load_run(tmp_path / "n.json"))
-    assert "cpu_model: 'test CPU' vs 'another CPU'" in result.plan_differences
-    assert "cpu_count: 2 vs 8" in result.plan_differences
-    assert "scenario set: movies-sync, sleep-async vs movies-sync" in result.plan_differences
+    said = [say(d) for d in result.plan_differences]
+    assert "cpu_model: 'test CPU' vs 'another CPU'" in said
+    assert "cpu_count: 2 vs 8" in said
+    assert "scenario set: movies-sync, sleep-async vs movies-sync" in said
 
 
 def test_a_scenario_s_max_slowdown_is_its_pairs_verdict_threshold(tmp_path: Path) -> None:

@@ -183,7 +183,7 @@ def test_builtin_count_matches_the_servers_access_log(
         result = driver.parse(out.stdout)
     assert result.error_count == 0 and result.requests > 50
     assert result.warmup is not None and result.warmup["requests"] > 0
-    after = result.extra["after_window"]
+    after = result.figures.after_window
     assert access_lines(log, offset, path) == result.warmup["requests"] + result.requests + after
     # The window's edges were announced as they happened (the window lasts --duration,
     # or a little more when the event loop wakes late: duration_s is what it lasted).
@@ -196,7 +196,7 @@ def test_builtin_count_matches_the_servers_access_log(
     if not rate:
         assert closed - opened < 1.2
     if rate:
-        assert result.extra["mode"] == "open" and after == 0
+        assert result.figures.mode == "open" and after == 0
         assert result.requests == pytest.approx(rate * 1.0, rel=0.05)
         assert result.warmup["settled"] is None  # the open loop's warm-up is fixed
     else:

@@ -26,7 +26,7 @@ def test_an_h2c_run_is_parsed_with_latencies_from_its_request_log() -> None:
     result = parse_output(text, expect_status=200)
     requests = sum(1 for line in text.splitlines() if line[:1].isdigit() and "\t200\t" in line)
     assert result.requests == requests > 0
-    assert result.extra["protocol"] == "h2c" and result.status == {"200": requests}
+    assert result.figures.protocol == "h2c" and result.status == {"200": requests}
     assert 0 < result.latency_ms["p50"] <= result.latency_ms["p99"] <= result.latency_ms["max"]
     assert result.error_count == 0 and result.unexpected == 0 and result.duration_s > 0
 
@@ -34,7 +34,7 @@ def test_an_h2c_run_is_parsed_with_latencies_from_its_request_log() -> None:
 def test_an_http1_run_and_failed_streams() -> None:
     text = (FIXTURES / "h1-uvicorn.txt").read_text()
     result = parse_output(text)
-    assert result.extra["protocol"] == "http/1.1" and result.requests > 0
+    assert result.figures.protocol == "http/1.1" and result.requests > 0
     # A failed stream (status -1) is an error, never a latency.
     broken = text + "1700000000000000\t-1\t5000\n"
     assert parse_output(broken).errors["read"] == result.errors["read"] + 1
@@ -90,7 +90,7 @@ def test_http2_is_judged_by_what_was_negotiated(
     by_server = {e.server: e for e in store.load(path).results}
     hypercorn = by_server["hypercorn"]
     assert hypercorn.status == "ok", hypercorn.reason
-    assert hypercorn.trials[0].extra["protocol"] == "h2c" and hypercorn.trials[0].requests > 0
+    assert hypercorn.trials[0].driver_figures.protocol == "h2c" and hypercorn.trials[0].requests > 0
     sync = by_server["gunicorn-sync"]
     assert sync.status == "incompatible" and sync.reason is not None
     assert sync.reason.code == "protocol_refused"
@@ -103,7 +103,7 @@ def test_requests_cut_at_the_end_are_neither_answers_nor_errors() -> None:
     whole = parse_output(text, expect_status=200)
     cut = parse_output(text + "1700000000000000\t0\t90000\n", expect_status=200)
     assert cut.requests == whole.requests and cut.unexpected == 0 and cut.error_count == 0
-    assert cut.extra["cut_at_end"] == 1
+    assert cut.figures.cut_at_end == 1
 
 
 def test_hypercorns_http1_status_line_is_a_sentence_not_an_empty_window() -> None:
@@ -117,10 +117,10 @@ def test_hypercorns_http1_status_line_is_a_sentence_not_an_empty_window() -> Non
 
 def test_h2load_http1_is_refused_before_a_server_that_closes_every_connection() -> None:
     from djbench.launch.live import Deployment
-    from djbench.launch.servers import SERVERS
     from djbench.measure.drivers import DRIVERS
     from djbench.reports.words import say
     from djbench.run.variants import driver_refused
+    from djbench.servers import SERVERS
 
     sync = Deployment(server=SERVERS["gunicorn-sync"])
     refused = driver_refused(sync, DRIVERS["h2load"])

@@ -47,7 +47,7 @@ def test_open_loop_counts_the_hung_requests_and_keeps_the_window(hanging: SlowSe
     assert 0.9 * 0.98 * rate <= result.requests / result.duration_s <= 1.02 * rate
     assert 0.01 <= error_share(result) <= 0.035, result.errors
     assert result.latency_ms["p99"] >= 1000 * request_timeout(window) * 0.95
-    assert result.extra["timeout_s"] == request_timeout(window)
+    assert result.figures.timeout_s == request_timeout(window)
 
 
 def test_closed_loop_counts_the_hung_requests(hanging: SlowServer) -> None:
@@ -58,7 +58,7 @@ def test_closed_loop_counts_the_hung_requests(hanging: SlowServer) -> None:
     assert 0.01 <= error_share(result) <= 0.05, result.errors
     assert result.latency_ms["p99"] >= 1000 * request_timeout(window) * 0.95
     # Some were still unanswered at the close + grace: counted, not dropped.
-    assert result.errors["timeout"] >= result.extra["hung"] >= 0
+    assert result.errors["timeout"] >= (result.figures.hung or 0) >= 0
 
 
 def test_locust_counts_the_requests_that_fail_after_the_close(hanging: SlowServer) -> None:

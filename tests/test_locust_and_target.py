@@ -23,6 +23,7 @@ from djbench.launch.process import free_port
 from djbench.measure.drivers import DRIVERS, DriverError
 from djbench.measure.drivers.locust import MARKER, LocustDriver
 from djbench.results import store
+from djbench.results.driver_model import DriverFigures
 from tests.accesslog import access_log_config, count_in
 from tests.live import ROOT
 
@@ -115,8 +116,8 @@ def test_locust_master_and_two_workers_agree_with_the_servers_access_log(
     assert entry.driver == "locust"
     [trial] = entry.trials
     assert trial.valid and trial.requests > 100
-    extra = trial.extra
-    assert extra["workers_reported"] == extra["workers_expected"] == 2
+    extra = trial.driver_figures
+    assert extra.workers_reported == extra.workers_expected == 2
     # Microsecond latencies, not Locust's whole-millisecond buckets.
     assert trial.latency_ms.p50 is not None and trial.latency_ms.p50 != round(trial.latency_ms.p50)
     # The server was not started by djbench: its memory was read from --target-pid, and
@@ -127,10 +128,10 @@ def test_locust_master_and_two_workers_agree_with_the_servers_access_log(
     # access log, stamped to the microsecond, Locust's user agent), within 0.5%; and
     # over the whole run Locust's own total is the log's.
     time.sleep(0.5)
-    seen = count_in(log, extra["windows_wall"])
+    seen = count_in(log, extra.windows_wall or [])
     assert abs(seen - trial.requests) <= 0.005 * trial.requests, (seen, trial.requests)
     lines = [ln for ln in log.read_text().splitlines() if "gevent-http-client" in ln]
-    counted = extra["locust_total_requests"]
+    counted = extra.locust_total_requests
     assert abs(len(lines) - counted) <= 0.005 * counted, (len(lines), counted)
     # The exact command is recorded, and it ran Locust with two workers on loopback.
     assert trial.driver_command is not None
@@ -249,7 +250,7 @@ def test_every_locust_user_runs_before_the_window_opens() -> None:
     assert spawn_rate(32, 0.3) == pytest.approx(32 / 0.15)
     assert spawn_rate(32, 10.0) == 32.0  # never slower than before
     result = LoadResult(
-        requests=500, duration_s=1.0, extra={"users_at_open": 20, "users_expected": 32}
+        requests=500, duration_s=1.0, figures=DriverFigures(users_at_open=20, users_expected=32)
     )
     drive = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
     notices = warnings_for(
@@ -258,7 +259,7 @@ def test_every_locust_user_runs_before_the_window_opens() -> None:
     [ramp] = [n for n in notices if n.code == "ramp_in_window"]
     assert say(ramp).startswith("only 20 of 32 Locust users were running")
     full = LoadResult(
-        requests=500, duration_s=1.0, extra={"users_at_open": 32, "users_expected": 32}
+        requests=500, duration_s=1.0, figures=DriverFigures(users_at_open=32, users_expected=32)
     )
     assert "ramp_in_window" not in {
         n.code for n in warnings_for(full, drive, 32, LoadSettings(1.0, 0.3, ()), True)
@@ -274,13 +275,17 @@ def test_a_saturated_locust_worker_is_flagged_with_the_workers_needed() -> None:
 
     drive = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
     settings = LoadSettings(1.0, 0.3, (1,))
-    busy = LoadResult(requests=900, duration_s=1.0, extra={"worker_cpu_percent": [97.0, 88.0]})
+    busy = LoadResult(
+        requests=900, duration_s=1.0, figures=DriverFigures(worker_cpu_percent=[97.0, 88.0])
+    )
     [flag] = [
         n for n in warnings_for(busy, drive, 32, settings, True) if n.code.startswith("locust")
     ]
     assert flag.params == {"cpu_percent": 97.0, "workers": 2, "needed": 3}
     assert "this rate needs about 3 (--locust-workers)" in say(flag)
-    calm = LoadResult(requests=900, duration_s=1.0, extra={"worker_cpu_percent": [61.0, 58.0]})
+    calm = LoadResult(
+        requests=900, duration_s=1.0, figures=DriverFigures(worker_cpu_percent=[61.0, 58.0])
+    )
     assert not [n for n in warnings_for(calm, drive, 32, settings, True) if "locust" in n.code]
 
 

@@ -117,7 +117,7 @@ def test_the_builtin_driver_counts_every_page_of_a_mix(rate: float | None) -> No
     pages = (Page("a", 3, "GET", ("/a",), expect_status=200), Page("b", 1, "GET", ("/b",)))
     with SlowServer(delay=0.005) as server:
         got = builtin_load(server.port, 8, 2.0, pages=pages, seed=11, rate=rate, warmup=0.3)
-    assert got.extra["seed"] == 11
+    assert got.figures.seed == 11
     assert sum(p["requests"] for p in got.pages) == got.requests > 300
     assert sum(p["errors"] for p in got.pages) == got.error_count - got.errors.get("unsent", 0)
     share = got.pages[0]["requests"] / got.requests
@@ -144,7 +144,7 @@ def test_locust_draws_a_mix_in_every_worker_and_merges_its_pages() -> None:
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     got = driver.parse(out.stdout)
-    assert got.extra["seed"] == 3 and got.requests > 300
+    assert got.figures.seed == 3 and got.requests > 300
     assert sum(p["requests"] for p in got.pages) == got.requests
     share = got.pages[0]["requests"] / got.requests
     assert abs(share - 0.75) < 4 * math.sqrt(0.75 * 0.25 / got.requests), share
@@ -158,7 +158,7 @@ def test_a_kept_connection_closed_without_notice_is_resent_not_failed() -> None:
     with SlowServer(delay=0.002, silent_close=0.01) as server:
         got = builtin_load(server.port, 4, 1.5, warmup=0.2)
     assert got.requests > 50 and got.error_count == 0, got.errors
-    assert got.extra["resent"] > got.requests / 2, got.extra
+    assert (got.figures.resent or 0) > got.requests / 2, got.figures
 
 
 def test_a_driver_that_sends_one_request_refuses_a_mix(tmp_path: Path) -> None:

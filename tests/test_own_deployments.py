@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from djbench.plan.owncommands import find, recognise
+from djbench.servers import recognise
+from djbench.servers.discovery import find
 from tests.userproject import users_project
 
 UWSGI_INI = """\
@@ -97,7 +98,7 @@ def test_a_project_s_procfile_and_uwsgi_ini_are_measured_as_written(
     """A startproject site with a Procfile naming its uwsgi.ini (listening on every
     interface at $PORT) and a Dockerfile running Gunicorn: benchinit writes both as
     deployments; runbench verifies them on loopback, recording the command it ran."""
-    from djbench.launch.servers import SERVERS
+    from djbench.servers import SERVERS
 
     for name in ("uwsgi", "gunicorn-sync"):
         if SERVERS[name].missing():

@@ -16,11 +16,11 @@ from cryptography import x509
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from djbench.launch.servers import SERVERS, LaunchConfig
 from djbench.launch.tls import certificates
 from djbench.measure.drivers import h2load
 from djbench.measure.h2probe import EMPTY_SETTINGS, spoken
 from djbench.results import store
+from djbench.servers import SERVERS, LaunchConfig
 from tests.slowserver import SlowServer, builtin_load
 from tests.test_tls import _need
 
@@ -162,7 +162,7 @@ def test_a_servers_own_tls_and_http2(live_database: str, tmp_path: Path, one_pas
     pairs = {e.label: e for e in store.load(path).results}
     granian = pairs["granian-asgi/h2"]
     assert granian.status == "ok", granian.reason
-    assert granian.trials[0].extra["protocol"] == "h2" and granian.trials[0].requests > 0
+    assert granian.trials[0].driver_figures.protocol == "h2" and granian.trials[0].requests > 0
     assert granian.verify is not None and granian.verify.status == "ok"  # checked by the CA
     assert "--ssl-certificate" in granian.command["server"].argv
     # Gunicorn's sync worker takes the flags, lets ALPN choose h2, then speaks HTTP/1.1.

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.reports import guide, ranking
+from djbench.reports import guide
 from djbench.results.model import PairResult
+from djbench.verdicts import ranking
 from djbench.verdicts.runs import Pair, Run, load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 

@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 
+from djbench.reports.words import say
 from djbench.verdicts.engine import autocorrelation as rounds
 from loadtests.harness import ar1
 
@@ -30,7 +31,7 @@ def test_a_trend_across_rounds_is_flagged_as_drifting() -> None:
     ramp = [x + 0.02 * k for k, x in enumerate(flat)]
     assert not rounds.diagnose(flat).drifting
     found = rounds.diagnose(ramp)
-    assert found.drifting and "rising" in found.words()
+    assert found.drifting and "rising" in " ".join(say(n) for n in found.notices())
     assert rounds.lag1(flat[:4]) is None and math.isfinite(rounds.lag1(flat) or 0)
 
 

@@ -18,14 +18,17 @@ import psutil
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.launch.servers import SERVERS, ServerSpec
+from djbench.servers import SERVERS, ServerSpec
 from tests.live import ROOT, still_running, watch_children
 
 
 def ghost() -> ServerSpec:
     """A server whose package is not installed."""
     return dataclasses.replace(
-        SERVERS["uvicorn"], name="ghost", requires=("djbench_no_such_module",), extra="ghost-x"
+        SERVERS["uvicorn"],
+        name="ghost",
+        requires=("djbench_no_such_module",),
+        extra_override="ghost-x",
     )
 
 

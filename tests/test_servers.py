@@ -12,15 +12,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from djbench.launch.argfile import read_args
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError
-from djbench.launch.servers import SERVERS
 from djbench.measure.verify import SIGNATURES, verify
 from djbench.plan import scenarios
 from djbench.plan.project import current
 from djbench.plan.runplan import PROFILES
 from djbench.reports.words import say
+from djbench.servers import SERVERS
+from djbench.servers.base import read_args
 from tests.live import ROOT, answers_per_connection, group_members
 
 pytestmark = pytest.mark.servers

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from djbench.launch.servers import SERVERS, _args_file, _recycle_argv
 from djbench.measure.drivers.base import SERIES_MARKER, marked_lines
 from djbench.plan.options import OptionError
 from djbench.plan.recycle import OFF, Recycle, parse_axis, parse_duration, parse_one
 from djbench.reports import guide, report
 from djbench.results import store as results
+from djbench.servers import SERVERS
+from djbench.servers.base import args_file, recycle_argv
 from djbench.verdicts import runs as analysis
 from djbench.verdicts.engine import stats
 from tests.slowserver import DELAY, SlowServer
@@ -105,7 +106,7 @@ def test_recycling_maps_to_each_servers_own_options() -> None:
 
 
 def test_off_strips_granians_own_recycling_from_its_deploy_file() -> None:
-    from djbench.launch.servers import LaunchConfig
+    from djbench.servers import LaunchConfig
 
     spec = SERVERS["granian-asgi"]
     config = LaunchConfig(
@@ -117,12 +118,12 @@ def test_off_strips_granians_own_recycling_from_its_deploy_file() -> None:
         asgi_app="a:b",
         config_file=Path(__file__).resolve().parent.parent / "djbench/deploy/granian-asgi.args",
     )
-    assert "--workers-lifetime" in _args_file(spec, config)  # the file's own production value
-    off = _args_file(spec, _with(config, OFF))
+    assert "--workers-lifetime" in args_file(spec, config)  # the file's own production value
+    off = args_file(spec, _with(config, OFF))
     assert "--workers-lifetime" not in off and "--workers-max-rss" not in off
     asked = _with(config, parse_one("max-rss=200"))
-    assert _recycle_argv(spec, asked, []) == ["--workers-max-rss", "200"]
-    assert _args_file(spec, asked).count("--workers-max-rss") == 0
+    assert recycle_argv(spec, asked, []) == ["--workers-max-rss", "200"]
+    assert args_file(spec, asked).count("--workers-max-rss") == 0
 
 
 def _with(config: Any, recycle: Recycle) -> Any:

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from djbench.plan import scenarios
 from djbench.reports import answer, ci_outputs
+from djbench.reports.threshold_words import said
 from djbench.results.model import Capacity
 from djbench.verdicts import thresholds
 from djbench.verdicts.runs import load_run
@@ -60,15 +61,15 @@ def test_a_threshold_is_decided_by_the_interval(
     values: list[float], limit: float, verdict: str
 ) -> None:
     check = thresholds.at_most("p99_ms", limit, values)
-    assert check.verdict == verdict, thresholds.said(check)
+    assert check.verdict == verdict, said(check)
 
 
 def test_the_error_rate_uses_wilson_s_interval() -> None:
     assert thresholds.error_rate_at_most(0.01, 0, 10_000).verdict == "met"
     assert thresholds.error_rate_at_most(0.01, 0, 50).verdict == "too close"  # 0 of 50
     assert thresholds.error_rate_at_most(0.01, 300, 10_000).verdict == "missed"
-    said = thresholds.said(thresholds.error_rate_at_most(0.01, 300, 10_000))
-    assert said.startswith("error rate 3.00% [") and said.endswith("> 1.00%")
+    text = said(thresholds.error_rate_at_most(0.01, 300, 10_000))
+    assert text.startswith("error rate 3.00% [") and text.endswith("> 1.00%")
 
 
 def test_misses_are_in_the_answer_and_junit(tmp_path: Path) -> None:
@@ -154,9 +155,9 @@ def test_capacity_per_core_is_judged_by_the_search_bracket(
     found: Capacity, limit: float, verdict: str, words: str
 ) -> None:
     check = thresholds.capacity_at_least(limit, found)
-    assert check is not None and check.verdict == verdict, thresholds.said(check)
-    assert words in thresholds.said(check)
-    assert thresholds.said(check).startswith("capacity per core ")
+    assert check is not None and check.verdict == verdict, said(check)
+    assert words in said(check)
+    assert said(check).startswith("capacity per core ")
 
 
 def test_a_tuning_s_screening_bracket_is_no_capacity_to_judge() -> None:

@@ -16,9 +16,9 @@ import pytest
 from django.core.management import call_command
 
 from djbench.launch.live import Deployment
-from djbench.launch.servers import SERVERS, executable_path
 from djbench.reports import guide, words
 from djbench.results import store
+from djbench.servers import SERVERS, executable_path
 from djbench.verdicts.runs import load_run
 from tests.resultfiles import entry, write
 
@@ -125,11 +125,11 @@ def test_tls_and_http2_through_caddy(live_database: str, tmp_path: Path, one_pas
     # HTTP/2 over TLS, as ALPN chose it, and HTTP/1.1 over the same TLS, one client.
     h2 = pairs["uvicorn+caddy-tls/h2 health-sync"]
     assert h2.status == "ok", h2.reason
-    assert h2.driver == "h2load" and h2.trials[0].extra["protocol"] == "h2"
+    assert h2.driver == "h2load" and h2.trials[0].driver_figures.protocol == "h2"
     assert h2.trials[0].requests > 0 and h2.trials[0].proxy_memory_mb is not None
     h1 = pairs["uvicorn+caddy-tls health-sync"]
     assert h1.status == "ok", h1.reason
-    assert h1.trials[0].extra["protocol"] == "http/1.1"
+    assert h1.trials[0].driver_figures.protocol == "http/1.1"
     assert h1.verify is not None and h1.verify.status == "ok"  # over TLS
     # Refused before any load, with the reason.
     for label, code in (

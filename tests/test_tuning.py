@@ -12,11 +12,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from djbench.launch.servers import SERVERS, knob_argv
 from djbench.plan import tuning
 from djbench.reports import guide
 from djbench.results import store
 from djbench.results.model import TuneCandidate, TuneRecord
+from djbench.servers import SERVERS
 from djbench.verdicts.runs import left_unserved, load_run
 from tests import resultfiles
 
@@ -30,7 +30,7 @@ def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
             assert 1 <= len(found) <= 6, (name, cpus)
             assert len({c.label for c in found}) == len(found)
             for c in found:
-                knob_argv(name, c.knobs)  # every knob has a flag for its server
+                SERVERS[name].knob_argv(c.knobs)  # every knob has a flag for its server
     assert tuning.space(SERVERS["daphne"].tuning, 4) == [
         tuning.Candidate(1)
     ]  # one process, nothing to try
@@ -40,12 +40,12 @@ def test_every_server_has_a_small_space_and_a_recommended_layout() -> None:
     assert tuning.recommended(SERVERS["uvicorn"].tuning, 2).workers == 2
     # uWSGI's router holds the connections: its layout is the same at any concurrency.
     assert tuning.recommended(SERVERS["uwsgi"].tuning, 2) == tuning.Candidate(2, 8)
-    assert knob_argv("gunicorn-gevent", (("worker_connections", "1000"),)) == [
+    assert SERVERS["gunicorn-gevent"].knob_argv((("worker_connections", "1000"),)) == [
         "--worker-connections",
         "1000",
     ]
     with pytest.raises(ValueError, match="no knob"):
-        knob_argv("uvicorn", (("worker_connections", "1"),))
+        SERVERS["uvicorn"].knob_argv((("worker_connections", "1"),))
 
 
 def fake(truth: dict[tuple[str, str], float], noise: float, seed: int = 1):  # type: ignore[no-untyped-def]
@@ -344,14 +344,14 @@ def test_a_tuned_layout_is_written_in_each_servers_own_deploy_file(tmp_path: Pat
     import configparser
     import tomllib
 
-    from djbench.launch.argfile import read_args
-    from djbench.launch.servers import tuned_file, tuned_settings
     from djbench.plan.project import PACKAGED_DEPLOY
+    from djbench.servers.base import read_args
 
     knobs = {"worker_connections": "100", "runtime_threads": "2"}
     for name, spec in SERVERS.items():
         original = (PACKAGED_DEPLOY / spec.deploy_file).read_text()
-        text = tuned_file(original, name, tuned_settings(name, 3, 8, knobs), "Tuned by a test")
+        spec = SERVERS[name]
+        text = spec.tuned_file(original, spec.tuned_settings(3, 8, knobs), "Tuned by a test")
         if spec.deploy_file.endswith(".toml"):
             assert tomllib.loads(text)["workers"] == 3
         elif spec.deploy_file.endswith(".ini"):
@@ -394,9 +394,9 @@ def test_every_tuned_file_of_a_shared_deploy_file_starts_the_measured_server(
     start the server that was measured, not its sibling."""
     import tomllib
 
-    from djbench.launch.argfile import read_args
-    from djbench.launch.servers import LaunchConfig, tuned_file, tuned_settings
     from djbench.plan.project import PACKAGED_DEPLOY
+    from djbench.servers import LaunchConfig
+    from djbench.servers.base import read_args
 
     shared = {
         name: spec
@@ -415,7 +415,8 @@ def test_every_tuned_file_of_a_shared_deploy_file_starts_the_measured_server(
                 asgi_app="sampleproject.asgi:application", config_file=original,
             )
         ).argv  # fmt: skip
-        text = tuned_file(original.read_text(), name, tuned_settings(name, 2, 4, {}), "t")
+        spec = SERVERS[name]
+        text = spec.tuned_file(original.read_text(), spec.tuned_settings(2, 4, {}), "t")
         tuned = tmp_path / f"{name}-{spec.deploy_file}"
         tuned.write_text(text)
         if spec.deploy_file.endswith(".args"):

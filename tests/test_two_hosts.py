@@ -141,10 +141,10 @@ def test_the_readme_two_machine_recipe_across_a_network_namespace(
     assert entry.status == "ok", entry.reason
     assert len(entry.trials) == 2
     for trial in entry.trials:
-        extra = trial.extra
-        assert trial.valid and extra["workers_reported"] == 2
-        assert sorted(extra["worker_probe"].values()) == [200, 200]  # from the namespace
+        extra = trial.driver_figures
+        assert trial.valid and extra.workers_reported == 2
+        assert sorted((extra.worker_probe or {}).values()) == [200, 200]  # from the namespace
         assert trial.driver_command is not None and "locustctl" in trial.driver_command.shell
-        seen = count_in(log, extra["windows_wall"])
+        seen = count_in(log, extra.windows_wall or [])
         print(f"round {trial.round}: djbench {trial.requests}, the server's log {seen}")
         assert abs(seen - trial.requests) <= 0.005 * trial.requests, (seen, trial.requests)

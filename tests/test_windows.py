@@ -21,6 +21,7 @@ from djbench.measure.trial import (
     warnings_for,
 )
 from djbench.reports.words import say
+from djbench.results.driver_model import DriverFigures
 from djbench.results.model import Notice
 from djbench.verdicts import error_rate as error_limit
 from tests.slowserver import DELAY, SlowServer
@@ -199,11 +200,11 @@ def test_a_saturated_event_loop_is_flagged_however_many_cpus_the_driver_has() ->
 def test_late_starts_in_open_loop_are_a_warning_naming_the_driver() -> None:
     idle = Drive(output="", cpu_seconds=0.1, wall_seconds=1.0)
     settings = LoadSettings(duration=1.0, warmup=0.5, driver_cpus=(1,), rate=500.0)
-    late = LoadResult(requests=500, duration_s=1.0, extra={"late_starts": 40})
+    late = LoadResult(requests=500, duration_s=1.0, figures=DriverFigures(late_starts=40))
     [flag] = [n for n in warnings_for(late, idle, CONNECTIONS, settings, closed_loop=False)
               if n.code == "late_starts"]  # fmt: skip
     assert say(flag).startswith("8.0% of the requests were sent after their due time (the builtin")
-    on_time = LoadResult(requests=500, duration_s=1.0, extra={"late_starts": 2})
+    on_time = LoadResult(requests=500, duration_s=1.0, figures=DriverFigures(late_starts=2))
     assert "late_starts" not in [
         n.code for n in warnings_for(on_time, idle, CONNECTIONS, settings, closed_loop=False)
     ]

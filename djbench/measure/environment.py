@@ -15,9 +15,9 @@ import django
 from django.conf import settings
 from django.db import connection
 
-from djbench.launch.servers import SERVER_PACKAGES
 from djbench.plan.project import Project
 from djbench.results.model import Environment
+from djbench.servers import SERVER_PACKAGES
 
 PACKAGES = (
     "django",

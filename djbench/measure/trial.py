@@ -39,9 +39,9 @@ from djbench.measure.drivers.base import (
 from djbench.measure.drivers.loadpages import pages_of
 from djbench.measure.resource_watch import ResourceWatch, postgres_conninfo
 from djbench.measure.sampler import MB, Sample, TimelineSampler, TreeSampler, sample, summarise
-from djbench.plan import mixes
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
-from djbench.plan.scenarios import Scenario
+from djbench.plan.scenarios import MIX_SEED, Scenario
+from djbench.results.driver_model import DriverFigures
 from djbench.results.model import (
     Command,
     Notice,
@@ -252,7 +252,7 @@ def load_spec(
         scheme=live.scheme,
         new_connection_every=settings.new_connection_every,
         pages=pages,
-        seed=(mixes.DEFAULT_SEED if settings.seed is None else settings.seed) + round_index
+        seed=(MIX_SEED if settings.seed is None else settings.seed) + round_index
         if pages
         else None,
     )
@@ -277,14 +277,13 @@ def ws_argv(live: LiveServer, scenario: Scenario, connections: int, duration: fl
 
 def _parse_ws(output: str) -> LoadResult:
     data = marked_json(output, WS_MARKER, "the WebSocket driver")
-    extra = {k: v for k, v in data.items() if k not in WS_FIGURES}
     return LoadResult(
         requests=data["requests"],
         duration_s=data["duration_s"],
         errors=data["errors"],
         non_2xx=0,
         latency_ms=data["latency_ms"],
-        extra=extra,
+        figures=DriverFigures.of(data),
     )
 
 
@@ -385,7 +384,7 @@ def _locust_workers_busy(result: LoadResult) -> list[Notice]:
     DRIVER_BUSY_PERCENT of it limits the load whatever the pinned CPUs' average says
     (remote workers included: each measures itself). Says how many workers the
     measured rate needs to keep each under 70% (issue 25 item 4)."""
-    loads = [float(x) for x in result.extra.get("worker_cpu_percent") or []]
+    loads = [float(x) for x in result.figures.worker_cpu_percent or []]
     if not loads or max(loads) < DRIVER_BUSY_PERCENT:
         return []
     needed = math.ceil(sum(loads) / 70.0)
@@ -417,7 +416,7 @@ def warnings_for(
         found.append(
             Notice(code="driver_busy", params={"cpu_percent": round(client_cpu, 1), "loops": loops})
         )
-    late = int(result.extra.get("late_starts") or 0)
+    late = result.figures.late_starts or 0
     if not closed_loop and result.requests and late / result.requests > LATE_SHARE:
         found.append(
             Notice(
@@ -425,13 +424,13 @@ def warnings_for(
                 params={"share": round(late / result.requests, 4), "driver": driver_name},
             )
         )
-    hung = int(result.extra.get("hung") or 0)
+    hung = result.figures.hung or 0
     if hung:
         found.append(Notice(code="hung", params={"count": hung, "driver": driver_name}))
-    if resent := int(result.extra.get("resent") or 0):
+    if resent := result.figures.resent or 0:
         found.append(Notice(code="resent", params={"count": resent, "requests": result.requests}))
     found += _locust_workers_busy(result)
-    running, users = result.extra.get("users_at_open"), result.extra.get("users_expected")
+    running, users = result.figures.users_at_open, result.figures.users_expected
     if isinstance(running, int) and isinstance(users, int) and users > 0 and running < users:
         # Locust: the window opened while users were still being spawned (issue 25 item 3)
         found.append(Notice(code="ramp_in_window", params={"running": running, "users": users}))
@@ -670,7 +669,7 @@ def _trial(
         # Judged by what the server answered, not by a flag (issue 27): over TLS by what
         # ALPN chose; over http://, h2c with prior knowledge is not negotiated, and a
         # server that lacks it answers none
-        got = result.extra.get("protocol") if result.requests else "no HTTP/2 answer"
+        got = result.figures.protocol if result.requests else "no HTTP/2 answer"
         invalid = Notice(code="protocol_refused", params={"asked": "HTTP/2", "got": got})
     closed_loop = settings.rate is None or scenario.kind == "websocket"
     served, _, source = in_flight(result, connections)
@@ -713,7 +712,7 @@ def _trial(
 
 
 def _no_http2(result: LoadResult) -> bool:
-    spoken = result.extra.get("protocol")
+    spoken = result.figures.protocol
     return spoken not in ("h2", "h2c") or result.requests == 0  # no answer of any status
 
 

@@ -32,7 +32,7 @@ def _n(code: str, **params: Any) -> Notice:
 
 
 @dataclass
-class Verdict:
+class GateVerdict:
     status: VerifyStatus
     reason: Notice | None = None
     shape: str = ""  # a summary of the verified answer, for before/after comparisons
@@ -187,9 +187,9 @@ def _incompatibility(text: str) -> Notice | None:
     return None
 
 
-def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer | None]:
+def verify_scenario(target: Target, scenario: Scenario) -> tuple[GateVerdict, Answer | None]:
     if target.interface not in scenario.interfaces:
-        return Verdict(
+        return GateVerdict(
             "incompatible",
             _n(
                 "needs_interface",
@@ -200,10 +200,10 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
         ), None
     refused = protocol_refusal(target, scenario)
     if refused is not None:
-        return Verdict("incompatible", refused), None
+        return GateVerdict("incompatible", refused), None
     if scenario.kind == "websocket":
         if not target.websocket:
-            return Verdict("incompatible", _n("no_websocket")), None
+            return GateVerdict("incompatible", _n("no_websocket")), None
         return _verify_websocket(target, scenario), None
 
     if scenario.mix:
@@ -213,7 +213,7 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
         # An orphaned worker may still answer after its master died: the deployment is
         # broken all the same, and an answer from it proves nothing.
         gone = _n("transport", error="the server's main process has exited")
-        return Verdict("failed", _n("died_during_verify", problems=[gone])), None
+        return GateVerdict("failed", _n("died_during_verify", problems=[gone])), None
     answer = send(target, scenario.request)
     issues = problems(scenario.expect, answer)
     warned = [query_warning(scenario.expect, answer, scenario.request.path)]
@@ -233,16 +233,16 @@ def verify_scenario(target: Target, scenario: Scenario) -> tuple[Verdict, Answer
         ]
     if not issues:
         notes = tuple(n for n in warned if n is not None)
-        return Verdict("ok", shape=shape_of(answer), warnings=notes), answer
+        return GateVerdict("ok", shape=shape_of(answer), warnings=notes), answer
     if not target.alive():
-        return Verdict("failed", _n("died_during_verify", problems=issues)), None
+        return GateVerdict("failed", _n("died_during_verify", problems=issues)), None
     known = _incompatibility(target.log_since(mark) + answer.text())
     if known:
-        return Verdict("incompatible", known), None
-    return Verdict("failed", _n("wrong_answer", problems=issues)), None
+        return GateVerdict("incompatible", known), None
+    return GateVerdict("failed", _n("wrong_answer", problems=issues)), None
 
 
-def _verify_mix(target: Target, scenario: Scenario) -> tuple[Verdict, Answer | None]:
+def _verify_mix(target: Target, scenario: Scenario) -> tuple[GateVerdict, Answer | None]:
     """A mix answers correctly when every one of its pages does (each verified as its
     own scenario); the first that does not is the mix's verdict, named."""
     first: Answer | None = None
@@ -254,11 +254,11 @@ def _verify_mix(target: Target, scenario: Scenario) -> tuple[Verdict, Answer | N
             reason = verdict.reason.model_copy(
                 update={"params": {**verdict.reason.params, "page": part.name}}
             )
-            return Verdict(verdict.status, reason), None
+            return GateVerdict(verdict.status, reason), None
         warnings += verdict.warnings
         first = first or answer
     shape = f"a mix of {len(scenario.mix)} pages"
-    return Verdict("ok", shape=shape, warnings=tuple(warnings)), first
+    return GateVerdict("ok", shape=shape, warnings=tuple(warnings)), first
 
 
 def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
@@ -283,7 +283,7 @@ def protocol_refusal(target: Target, scenario: Scenario) -> Notice | None:
 _PROBE = "judged before any load"
 
 
-def _verify_websocket(target: Target, scenario: Scenario) -> Verdict:
+def _verify_websocket(target: Target, scenario: Scenario) -> GateVerdict:
     from websockets.exceptions import WebSocketException
     from websockets.sync.client import connect
 
@@ -294,15 +294,15 @@ def _verify_websocket(target: Target, scenario: Scenario) -> Verdict:
             ws.send(scenario.message)
             reply = ws.recv(timeout=10)
     except (OSError, TimeoutError, WebSocketException) as exc:
-        return Verdict("failed", _n("ws_failed", url=url, error=f"{type(exc).__name__}: {exc}"))
+        return GateVerdict("failed", _n("ws_failed", url=url, error=f"{type(exc).__name__}: {exc}"))
     if reply != scenario.message:
-        return Verdict("failed", _n("ws_echo", got=str(reply), expected=scenario.message))
-    return Verdict("ok", shape="websocket echo")
+        return GateVerdict("failed", _n("ws_echo", got=str(reply), expected=scenario.message))
+    return GateVerdict("ok", shape="websocket echo")
 
 
-def verify(target: Target, scenarios: list[Scenario]) -> dict[str, Verdict]:
+def verify(target: Target, scenarios: list[Scenario]) -> dict[str, GateVerdict]:
     """Verdicts for every scenario, then parity between the variants of each endpoint."""
-    verdicts: dict[str, Verdict] = {}
+    verdicts: dict[str, GateVerdict] = {}
     answers: dict[str, Answer] = {}
     for scenario in scenarios:
         verdict, answer = verify_scenario(target, scenario)
@@ -314,7 +314,7 @@ def verify(target: Target, scenarios: list[Scenario]) -> dict[str, Verdict]:
 
 
 def _check_parity(
-    scenarios: list[Scenario], verdicts: dict[str, Verdict], answers: dict[str, Answer]
+    scenarios: list[Scenario], verdicts: dict[str, GateVerdict], answers: dict[str, Answer]
 ) -> None:
     reference: dict[str, Scenario] = {}
     for scenario in scenarios:
@@ -325,7 +325,7 @@ def _check_parity(
             continue
         mismatch = _parity_mismatch(scenario, answers[first.name], answers[scenario.name])
         if mismatch:
-            verdicts[scenario.name] = Verdict(
+            verdicts[scenario.name] = GateVerdict(
                 "failed", _n("parity", reference=first.name, problems=[mismatch])
             )
 

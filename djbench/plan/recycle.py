@@ -8,7 +8,7 @@ A recycling setting is "off" or a comma-separated list of what to recycle by:
     lifetime=S       restart a worker after S seconds
 
 Each server gets the parts it has, under its own option names
-(:func:`djbench.launch.servers.recycle_flags`); the parts it lacks are recorded as
+(:func:`djbench.servers.recycle_flags`); the parts it lacks are recorded as
 ignored, and a server that has none of them is `incompatible` for that setting.
 Several settings are an axis: ``--recycle "off;max-requests=5000,jitter=500"``.
 """

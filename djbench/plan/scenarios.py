@@ -2,6 +2,13 @@
 
 A scenario file is TOML (see loadtests/default.toml). It is pure data, parsed and
 validated here; a user copies it and points it at their own project's URLs.
+
+A mix is a scenario that is a weighted mix of others (`mix = {home = 40, blog = 30}`).
+A team's traffic is a mix, and the mix is where servers differ: a slow page holds a
+sync worker while the fast ones queue behind it. A mix's pages are scenarios of the
+same file (plain HTTP ones); each is verified as itself, and the load draws every
+request's page by weight from a seeded generator (the seed is recorded), so a mix's
+realized shares are within sampling error of its weights and a run can be repeated.
 """
 
 from __future__ import annotations
@@ -15,8 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from djbench.plan import mixes, scenario_errors
-from djbench.plan.mixes import MixPart
+from djbench.plan import scenario_errors
 from djbench.plan.owncommands import OwnCommand
 
 SCHEMA_VERSION = 1
@@ -101,6 +107,27 @@ class Check:
     expect: Expect
 
 
+# Keys that describe one request: a mix's requests are its pages'.
+NOT_FOR_A_MIX = (
+    "path", "paths", "method", "body", "content_type", "headers", "cookies", "expect",
+    "checks", "user", "csrf", "message", "ws_mode", "parity", "parity_ignore",
+)  # fmt: skip
+# The seed of a run's page draws when none is given (recorded in every trial's result).
+MIX_SEED = 20261204
+
+
+@dataclass(frozen=True)
+class MixPart:
+    """One page of a mix: a scenario of the file and its weight."""
+
+    name: str
+    weight: float
+    scenario: Scenario
+
+    def share(self, parts: tuple[MixPart, ...]) -> float:
+        return self.weight / sum(p.weight for p in parts)
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -123,7 +150,7 @@ class Scenario:
     csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
     # Not part of the definition: a threshold changes what is asked, not what is measured.
     thresholds: Thresholds = Thresholds()
-    # A weighted mix of other scenarios (`mix = {home = 40, ...}`, djbench.plan.mixes):
+    # A weighted mix of other scenarios (`mix = {home = 40, ...}`, below):
     # each request's page is drawn by weight. `request` and `expect` are then the
     # heaviest page's (what a single-request check such as the pilot reads).
     mix: tuple[MixPart, ...] = ()
@@ -378,7 +405,7 @@ def _scenarios(path: Path, raw: _FileRaw) -> tuple[Scenario, ...]:
             continue
         where = f"{path}: scenario #{index + 1} ({item.name!r})"
         try:
-            built.append(mixes.scenario(item, plain, _thresholds(raw.thresholds, item.thresholds)))
+            built.append(_mix(item, plain, _thresholds(raw.thresholds, item.thresholds)))
         except ValueError as exc:
             raise ScenarioError(f"{where}: {exc}") from None
     return tuple(built)
@@ -419,3 +446,68 @@ def load(path: Path) -> ScenarioFile:
         headers=tuple(raw.headers.items()),
         deployments=tuple(OwnCommand(**d.model_dump()) for d in raw.deployment),
     )
+
+
+# --- mixes: a scenario that is a weighted mix of others (`mix = {home = 40, blog = 30}`)
+
+
+def _mix(raw: _ScenarioRaw, known: dict[str, Scenario], thresholds: Thresholds) -> Scenario:
+    """The mix `raw` declares, its pages taken from `known` (the file's plain scenarios);
+    ValueError says what is wrong in one sentence."""
+    assert raw.mix is not None
+    given = sorted(raw.model_fields_set & set(NOT_FOR_A_MIX))
+    if given:
+        raise ValueError(
+            f"a mix takes its requests from its pages: {', '.join(given)} belong(s) on them"
+        )
+    if raw.kind != "http":
+        raise ValueError("a mix is of HTTP pages (kind = 'http')")
+    unknown = [n for n in raw.mix if n not in known]
+    if unknown:
+        raise ValueError(
+            f"mix names {', '.join(unknown)}, which is not a plain HTTP scenario of this "
+            "file (a mix's pages are scenarios with a path, not websockets or other mixes)"
+        )
+    if any(known[n].kind != "http" for n in raw.mix):
+        raise ValueError("a mix's pages are HTTP scenarios, not websockets")
+    parts = tuple(MixPart(name, float(w), known[name]) for name, w in raw.mix.items())
+    interfaces = tuple(
+        i for i in ("wsgi", "asgi") if all(i in p.scenario.interfaces for p in parts)
+    )
+    if raw.interfaces:
+        interfaces = tuple(i for i in interfaces if i in raw.interfaces)
+    if not interfaces:
+        raise ValueError("its pages share no interface (one is WSGI-only, another ASGI-only)")
+    heaviest = max(parts, key=lambda p: p.weight).scenario
+    return Scenario(
+        name=raw.name,
+        endpoint=raw.endpoint or raw.name,
+        variant=raw.variant,
+        kind="http",
+        request=heaviest.request,
+        expect=heaviest.expect,
+        description=raw.description or describe_mix(parts),
+        interfaces=interfaces,
+        parity="none",
+        workload=raw.workload or mix_workload(parts),
+        thresholds=thresholds,
+        mix=parts,
+    )
+
+
+def mix_workload(parts: tuple[MixPart, ...]) -> str:
+    """What the mix mostly is, by weight (for the guide's grouping)."""
+    weights: dict[str, float] = {}
+    for part in parts:
+        weights[part.scenario.workload] = weights.get(part.scenario.workload, 0) + part.weight
+    return max(weights, key=lambda w: weights[w])
+
+
+def describe_mix(parts: tuple[MixPart, ...]) -> str:
+    """'home 40%, blog-post 30%, search 30%'."""
+    return ", ".join(f"{p.name} {p.share(parts):.0%}" for p in parts)
+
+
+def mix_weights(scenario: Scenario) -> dict[str, float] | None:
+    """The mix's weights as written (None: not a mix)."""
+    return {p.name: p.weight for p in scenario.mix} or None

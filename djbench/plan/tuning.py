@@ -45,7 +45,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Space:
-    """A server's tuning facts, held by its registry entry (djbench.launch.servers):
+    """A server's tuning facts, held by its registry entry (djbench.servers):
     the layouts searched and the one its documentation recommends. Worker counts are
     written (per CPU, plus) so that one entry serves every CPU budget."""
 

@@ -12,24 +12,13 @@ ties is djbench.reports.ranking's rule, the guide's own.
 
 from __future__ import annotations
 
-from djbench.reports.ranking import (
-    CONFIDENCE,
-    against,
-    beats,
-    best_by_throughput,
-    cause,
-    compared,
-    confirmed,
-    flagged,
-    gate_leak,
-    rps_interval,
-    tie_level,
-    unfit,
-)
+from djbench.reports import threshold_words
 from djbench.reports.search_words import span
 from djbench.reports.words import say
+from djbench.results.model import Notice
 from djbench.verdicts import thresholds
-from djbench.verdicts.capacity import tied
+from djbench.verdicts.answer import Answer, PageAnswer, Versus, answer, pairs_of
+from djbench.verdicts.ranking import CONFIDENCE, gate_leak, rps_interval, unfit
 from djbench.verdicts.runs import UNDERSERVED, Pair, Run
 
 MAX_LINES = 15
@@ -44,7 +33,7 @@ def _short(text: str, chars: int = REASON_CHARS) -> str:
 def _layout(run: Run) -> str:
     """The layout every pair had, or that each had its own (--workers auto, --tune,
     a project's own deployment): then each recommendation says its own."""
-    layouts = {layout(p) for p in _pairs(run)}
+    layouts = {layout(p) for p in pairs_of(run)}
     levels = ",".join(str(c) for c in run.plan.concurrency) or "?"
     if len(layouts) != 1:
         return f"each deployment's own layout, c={levels}"
@@ -66,30 +55,26 @@ def layout(pair: Pair) -> str:
     return _workers(pair.entry.workers or 1, pair.entry.threads)
 
 
-def _yours(winner: Pair, pairs: list[Pair], unfit_here: dict[str, str]) -> list[str]:
-    """How the recommended deployment compares with each of the project's own (its
-    [[deployment]]s: what the team runs now), paired by round."""
+def _yours(found: list[Versus], winner: Pair) -> list[str]:
+    """How the recommended deployment compares with each of the project's own
+    deployments (what the team runs now), paired by round."""
     out = []
-    for own in [p for p in pairs if p.entry.own and p.label != winner.label]:
-        head = f"    vs yours, {own.label} ({layout(own)}): "
-        if own.label in unfit_here:
-            out.append(head + f"not usable here: {_short(unfit_here[own.label], 50)}")
-            continue
-        [estimate] = against(winner, [own])
-        if estimate is None:
-            mine, theirs = winner.median("rps"), own.median("rps")
-            ratio = f"; {winner.label} {mine / theirs:.2f}x," if mine and theirs else ""
-            out.append(head + f"{_throughput(own)}{ratio} too few paired rounds to test")
-            continue
-        decision = beats(estimate)
-        low, high = estimate.interval(1 - CONFIDENCE)
-        said = {"better": "more than yours", "equivalent": "the same as yours"}.get(
-            decision.verdict, "not distinguishable from yours"
-        )
-        out.append(
-            head + f"{_throughput(own)}; {winner.label} serves {estimate.ratio:.2f}x "
-            f"[{low:.2f}-{high:.2f}]: {said}"
-        )
+    for v in found:
+        head = f"    vs yours, {v.own.label} ({layout(v.own)}): "
+        if v.unfit is not None:
+            out.append(head + f"not usable here: {_short(say(v.unfit), 50)}")
+        elif v.verdict is None:
+            ratio = f"; {winner.label} {v.ratio:.2f}x," if v.ratio else ""
+            out.append(head + f"{_throughput(v.own)}{ratio} too few paired rounds to test")
+        else:
+            low, high = v.interval or (float("nan"), float("nan"))
+            said = {"better": "more than yours", "equivalent": "the same as yours"}.get(
+                v.verdict, "not distinguishable from yours"
+            )
+            out.append(
+                head + f"{_throughput(v.own)}; {winner.label} serves {v.ratio:.2f}x "
+                f"[{low:.2f}-{high:.2f}]: {said}"
+            )
     return out
 
 
@@ -134,81 +119,53 @@ def _throughput(pair: Pair) -> str:
     return said
 
 
-def _capacity_line(scenario: str, pairs: list[Pair], unfit_here: dict[str, str]) -> str | None:
-    found = [
-        p
-        for p in pairs
-        if p.entry.capacity is not None
-        and p.entry.capacity.rps
-        and not p.entry.capacity.screening
-        and p.label not in unfit_here
-    ]
-    if not found:
-        return None
-    found.sort(key=lambda p: -(p.entry.capacity.rps or 0) if p.entry.capacity else 0)
-    lead = found[0].entry.capacity
+def _capacity_line(found: PageAnswer) -> str:
+    assert found.capacity is not None
+    leader, ties = found.capacity.leader, [p.label for p in found.capacity.tied]
+    lead = leader.entry.capacity
     assert lead is not None and lead.rps is not None
-    ties = [p.label for p in found[1:] if p.entry.capacity and tied(lead, p.entry.capacity)]
     if lead.repeats:
         line = (
-            f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s {span(lead)} within p99 "
-            f"{lead.slo_p99_ms:g} ms (95% interval; plan on the low end)"
+            f"{found.scenario}: use {leader.label}: {lead.rps:,.0f} req/s {span(lead)} within "
+            f"p99 {lead.slo_p99_ms:g} ms (95% interval; plan on the low end)"
         )
         said = f"; not distinguishable from it (likelihood-ratio test): {', '.join(ties)}"
     else:
         high = lead.bracket[1] if lead.bracket else lead.rps
         line = (
-            f"{scenario}: use {found[0].label}: {lead.rps:,.0f} req/s within p99 "
+            f"{found.scenario}: use {leader.label}: {lead.rps:,.0f} req/s within p99 "
             f"{lead.slo_p99_ms:g} ms (search range {lead.rps:,.0f}-{high:,.0f})"
         )
         said = f"; ranges overlap: {', '.join(ties)}"
     return line + (said if ties else "")
 
 
-def _pairs(run: Run, scenario: str | None = None) -> list[Pair]:
-    """The pairs a decision reads: all of them, or in a --tune run each server's best on
-    its confirmation rounds (a losing candidate is the search working, not a finding)."""
-    pairs = run.pairs if scenario is None else run.by_scenario(scenario)
-    return confirmed(run, [p for p in pairs if compared(run, p)])
-
-
-def _scenario_line(run: Run, scenario: str, unfit_here: dict[str, str]) -> str:
-    pairs = _pairs(run, scenario)
-    if (line := _capacity_line(scenario, pairs, unfit_here)) is not None:
-        return line
-    level = max((p.concurrency or 0 for p in pairs), default=0)
-    at_level = [p for p in pairs if (p.concurrency or 0) == level]
-    winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
-    if blocked:
-        top = max(blocked, key=lambda p: p.median("rps") or 0.0)
-        return (
+def _page_lines(found: PageAnswer) -> list[str]:
+    """The scenario's line, and the project's own deployments against its leader."""
+    if found.kind == "capacity":
+        return [f"  {_capacity_line(found)}"]
+    assert found.ranking is not None
+    scenario, top = found.scenario, found.leader
+    if found.kind == "none_served" or top is None:
+        return [f"  {scenario}: no deployment served it correctly: nothing to recommend"]
+    if found.kind == "no_verdict":
+        line = (
             f"{scenario}: no verdict: the leaders' trials vary too much to rank "
-            f"({', '.join(p.label for p in blocked)}); run more rounds (--budget). "
-            f"Highest so far, not a verdict: {top.label} ({layout(top)}) {_throughput(top)}"
+            f"({', '.join(p.label for p in found.ranking.blocked)}); run more rounds "
+            f"(--budget). Highest so far, not a verdict: {top.label} ({layout(top)}) "
+            f"{_throughput(top)}"
         )
-    if not winners:
-        return f"{scenario}: no deployment served it correctly: nothing to recommend"
-    line = f"{scenario}: use {winners[0].label} ({layout(winners[0])}): {_throughput(winners[0])}"
-    if len(winners) > 1:
-        line += f"; cannot be told from it: {', '.join(w.label for w in winners[1:])}"
-    return line
+    else:
+        line = f"{scenario}: use {top.label} ({layout(top)}): {_throughput(top)}"
+        if len(found.ranking.winners) > 1:
+            line += "; cannot be told from it: " + ", ".join(
+                w.label for w in found.ranking.winners[1:]
+            )
+    return [f"  {line}", *_yours(found.yours, top)]
 
 
-def _yours_lines(run: Run, scenario: str, unfit_here: dict[str, str]) -> list[str]:
-    """The comparison with the project's own deployments, under the scenario's line."""
-    pairs = _pairs(run, scenario)
-    if not any(p.entry.own for p in pairs) or _capacity_line(scenario, pairs, unfit_here):
-        return []
-    level = max((p.concurrency or 0 for p in pairs), default=0)
-    at_level = [p for p in pairs if (p.concurrency or 0) == level]
-    winners, _, blocked = best_by_throughput(at_level, unfit_here, tie_level(run))
-    if blocked:  # beside the highest so far, said as not a verdict on its line
-        winners = [max(blocked, key=lambda p: p.median("rps") or 0.0)]
-    return _yours(winners[0], at_level, unfit_here) if winners else []
-
-
-def finding(pair: Pair) -> str | None:
-    """What rules a pair out, in a few words (None: nothing does)."""
+def finding_text(pair: Pair) -> str:
+    """What rules a pair out, in a few words (its finding is djbench.verdicts.answer's)."""
     reason = pair.reason
     if pair.status == "invalid" and reason is not None and reason.code == "too_many_errors":
         timeouts = reason.params.get("errors", {}).get("timeout", 0)
@@ -219,27 +176,23 @@ def finding(pair: Pair) -> str | None:
         return f"served {served:.0f} of {offered} connections"
     if pair.status == "ok" and gate_leak(pair) is not None:
         return "leaks a database connection per request (verify gate)"
-    if pair.status in ("invalid", "failed", "incompatible") or unfit(pair) is not None:
-        return _short(f"{pair.status}: {say(reason) if reason else unfit(pair)}")
-    return None
+    return _short(f"{pair.status}: {say(reason)}" if reason else say(unfit(pair)))
 
 
-def _not_recommended(run: Run) -> list[str]:
-    """One line per deployment that may not be used, its first finding, and the
-    server's known cause on the next line."""
-    said: dict[str, list[str]] = {}
+def _not_recommended(found: Answer) -> list[list[str]]:
+    """Per deployment that may not be used: its line (its first finding), and the known
+    cause on the next line."""
+    out: list[list[str]] = []
     causes: set[str] = set()
-    for pair in _pairs(run):
-        if pair.label in said or (why := finding(pair)) is None:
-            continue
-        said[pair.label] = [f"  {pair.label}: {pair.scenario} {why}"]
-        if (known := cause(pair)) is not None:
+    for pair, why in found.not_recommended:
+        said = [f"  {pair.label}: {pair.scenario} {finding_text(pair)}"]
+        cause = why.params.get("cause")
+        if isinstance(cause, Notice) and (known := say(cause)):
             first = known.split(";")[0]
-            said[pair.label].append(
-                "    cause: as above" if first in causes else f"    cause: {first}"
-            )
+            said.append("    cause: as above" if first in causes else f"    cause: {first}")
             causes.add(first)
-    return [line for found in said.values() for line in found]
+        out.append(said)
+    return out
 
 
 MISSES_SHOWN = 4  # the rest are counted; the summary and JUnit list every one
@@ -258,7 +211,8 @@ def threshold_lines(run: Run) -> list[str]:
     ]
     missed = [(p, c) for p, c in checks if c.verdict == "missed"]
     out += [
-        f"  missed: {p.label} {p.scenario}: {thresholds.said(c)}" for p, c in missed[:MISSES_SHOWN]
+        f"  missed: {p.label} {p.scenario}: {threshold_words.said(c)}"
+        for p, c in missed[:MISSES_SHOWN]
     ]
     if len(missed) > MISSES_SHOWN:
         out.append(f"  ... and {len(missed) - MISSES_SHOWN} more missed")
@@ -268,25 +222,30 @@ def threshold_lines(run: Run) -> list[str]:
 def lines(run: Run) -> list[str]:
     """The answer: a line per scenario (never dropped: each is a workload's decision),
     then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
+    found = answer(run)
     plan = run.plan
     rounds = (plan.trials or 0) + plan.rounds_added
     head = (
-        f"Answer: {len({p.label for p in _pairs(run)})} deployment(s), {_layout(run)}, "
+        f"Answer: {found.deployments} deployment(s), {_layout(run)}, "
         f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
     if plan.budget_s is not None and plan.budget_level is not None:
         head += f"; {len(plan.still_open)} comparison(s) with a leader still open"
-    unfit_here = flagged(run)
     out = [head]
-    for s in run.scenarios():
-        out += [f"  {_scenario_line(run, s, unfit_here)}", *_yours_lines(run, s, unfit_here)]
+    for page in found.pages:
+        out += _page_lines(page)
     out += sweep_lines(run)
     out += threshold_lines(run)
-    bad = _not_recommended(run)
+    bad = _not_recommended(found)
     if bad:
-        room = max(1, MAX_LINES - len(out) - 1)
+        room = max(2, MAX_LINES - len(out) - 1)
         out.append("Not recommended:")
-        if len(bad) > room:
-            bad = [*bad[: room - 1], f"  ... and {len(bad) - room + 1} more (see the guide)"]
-        out += bad
+        shown: list[str] = []
+        for i, said in enumerate(bad):
+            left = len(bad) - i  # deployments not yet shown, this one included
+            if len(shown) + len(said) > room - (1 if left > 1 else 0) and shown:
+                out += [*shown, f"  ... and {left} more deployment(s) (see the guide)"]
+                return out
+            shown += said
+        out += shown
     return out

@@ -15,12 +15,13 @@ import shlex
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from djbench.reports import answer
-from djbench.reports.matrix_output import gate_lines
-from djbench.reports.ranking import rps_interval, unfit
+from djbench.reports import answer, threshold_words
+from djbench.reports.matrix_output import gate_lines, metric_text
 from djbench.reports.words import md_cell, say
 from djbench.results.model import MatrixDocument
 from djbench.verdicts import thresholds
+from djbench.verdicts.answer import finding
+from djbench.verdicts.ranking import rps_interval, unfit
 from djbench.verdicts.runs import Pair, Run
 
 # BMF measures: Bencher's built-in slugs where one fits (throughput in operations per
@@ -79,13 +80,14 @@ def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
     if pair.status == "incompatible":
         ET.SubElement(case, "skipped", message=f"incompatible: {say(pair.reason)}")
         return False
-    why = unfit(pair)
-    if why is None:
+    found = unfit(pair)
+    if found is None:
         rps = pair.median("rps") or 0.0
         bounds = rps_interval(pair)
         said = f"{rps:,.0f} req/s" + (f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]" if bounds else "")
         ET.SubElement(case, "system-out").text = said
         return False
+    why = say(found)
     kind = pair.status if pair.status != "ok" else "starved"
     failure = ET.SubElement(case, "failure", message=why, type=kind)
     command = pair.entry.command.get("server") if pair.entry.command else None
@@ -120,7 +122,7 @@ def _threshold_case(suite: ET.Element, run: Run, pair: Pair, check: thresholds.C
         classname=f"djbench.{run.run_tag}.thresholds.{pair.scenario}",
         name=f"{pair.label} {check.metric} <= {check.limit:g}",
     )
-    said = thresholds.said(check)
+    said = threshold_words.said(check)
     if check.verdict == "missed":
         failure = ET.SubElement(case, "failure", message=said, type="threshold")
         failure.text = f"{said}\nreproduce: {reproduce(run, pair)}"
@@ -168,7 +170,9 @@ def matrix_junit_xml(document: MatrixDocument) -> str:
                 classname=f"djbench.matrix.{verdict.cell}.{pair.scenario}",
                 name=pair.label,
             )
-            said = f"{pair.verdict}: " + "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
+            said = f"{pair.verdict}: " + "; ".join(
+                f"{k} {metric_text(v)}" for k, v in pair.metrics.items()
+            )
             worse += _verdict_outcome(case, pair.verdict, said, document.on_inconclusive)
             if (failure := case.find("failure")) is not None:
                 failure.text = f"{said}\nreproduce: {matrix_command(document)}"
@@ -211,7 +215,9 @@ def _matrix_checks(root: ET.Element, document: MatrixDocument) -> None:
             name=f"{check.label} {check.metric}",
         )
         verdict = {"missed": "worse", "too close": "too close"}.get(check.verdict, "met")
-        failures += _verdict_outcome(case, verdict, check.said, document.on_inconclusive)
+        failures += _verdict_outcome(
+            case, verdict, threshold_words.said(check), document.on_inconclusive
+        )
     suite.set("failures", str(failures))
     suite.set("skipped", str(len(suite.findall("testcase/skipped"))))
 
@@ -237,7 +243,8 @@ def summary_markdown(runs: list[Run]) -> str:
         if checks := thresholds.of_run(run):
             out += ["| scenario | deployment | threshold | verdict |", "| --- | --- | --- | --- |"]
             out += [
-                f"| {md_cell(p.scenario)} | {md_cell(p.label)} | {md_cell(thresholds.said(c))} "
+                f"| {md_cell(p.scenario)} | {md_cell(p.label)} | "
+                f"{md_cell(threshold_words.said(c))} "
                 f"| {'**missed**' if c.verdict == 'missed' else c.verdict} |"
                 for p, c in checks
             ]
@@ -251,7 +258,9 @@ def _summary_row(pair: Pair) -> str:
     if bounds is not None:
         figure += f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]"
     p99, pss = pair.median("p99"), pair.memory("pss_peak")
-    status = answer.finding(pair) or "ok"  # in a few words: the answer's own
+    status = (
+        answer.finding_text(pair) if finding(pair) else "ok"
+    )  # in a few words: the answer's own
     cells: list[Any] = [
         pair.scenario,
         pair.label,
@@ -293,7 +302,7 @@ def matrix_summary_markdown(document: MatrixDocument) -> str:
             "| --- | --- | --- | --- |",
         ]
         for pair in verdict.pairs:
-            metrics = "; ".join(f"{k} {v}" for k, v in pair.metrics.items())
+            metrics = "; ".join(f"{k} {metric_text(v)}" for k, v in pair.metrics.items())
             said = "**worse**" if pair.verdict == "worse" else pair.verdict
             if pair.threshold is not None:
                 said += f" (max slowdown {pair.threshold:.0%})"
@@ -304,7 +313,8 @@ def matrix_summary_markdown(document: MatrixDocument) -> str:
         out += ["| --- | --- | --- | --- | --- |"]
         out += [
             f"| {md_cell(c.cell)} | {md_cell(c.scenario)} | {md_cell(c.label)} | "
-            f"{md_cell(c.said)} | {'**missed**' if c.verdict == 'missed' else c.verdict} |"
+            f"{md_cell(threshold_words.said(c))} | "
+            f"{'**missed**' if c.verdict == 'missed' else c.verdict} |"
             for c in document.checks
         ]
     return "\n".join(out) + "\n"

@@ -7,10 +7,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.launch.proxy import caddy_missing
-from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.scenarios import Scenario
+from djbench.servers import SERVERS, ServerSpec, caddy
 
 
 def can_run(spec: ServerSpec) -> str:
@@ -56,8 +55,8 @@ def print_list(
         about.add_row(spec.name, escape(spec.summary))
     console.print(table)
     console.print(about)
-    caddy = 'no: pip install "djbench[caddy]"' if caddy_missing() else "yes"
-    console.print(f"Proxies: none, caddy (installed: {escape(caddy)})")
+    proxy = f'no: pip install "djbench[{caddy.EXTRA}]"' if caddy.missing() else "yes"
+    console.print(f"Proxies: {', '.join(caddy.PROXIES)} (caddy installed: {escape(proxy)})")
     listed = ", ".join(f"{name} ({state})" for name, state in drivers.items())
     console.print(f"Load drivers: {escape(listed)}\n")
     if problem is not None:

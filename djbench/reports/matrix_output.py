@@ -7,7 +7,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.results.model import MatrixDocument, MatrixNoise
+from djbench.reports.threshold_words import said
+from djbench.reports.words import say
+from djbench.results.model import (
+    MatrixDocument,
+    MatrixMetric,
+    MatrixNoise,
+    MatrixPair,
+    ShapeChange,
+)
+from djbench.verdicts.matrix import undecided
 
 
 def noise_line(found: MatrixNoise) -> str:
@@ -24,12 +33,39 @@ def noise_line(found: MatrixNoise) -> str:
     )
 
 
+def metric_text(m: MatrixMetric) -> str:
+    """'x0.944 [0.930-0.958] p=0.012' (NEW/BASE, its interval, BH p), or why none."""
+    if m.ratio is None:
+        return "; ".join(say(n) for n in m.notes) or "-"
+    return (
+        f"x{m.ratio:.3f}"
+        + (f" [{m.ci[0]:.3f}-{m.ci[1]:.3f}]" if m.ci else "")
+        + f" p={'?' if m.p is None else f'{m.p:.3g}'}"
+        + (" drifting" if m.drifting else "")
+    )
+
+
+def pair_text(pair: MatrixPair, verdict: str) -> str:
+    """A pair with the metrics that gave it `verdict`, each as NEW/BASE - 1 (p99 +23%:
+    latency rose), whatever the direction."""
+    metrics = [
+        f"{name} {(m.ratio or 1) - 1:+.1%} (p={'?' if m.p is None else f'{m.p:.3g}'})"
+        for name, m in pair.metrics.items()
+        if m.verdict == verdict
+    ]
+    return f"{pair.label} {pair.scenario} c{pair.concurrency}: {', '.join(metrics)}"
+
+
+def shape_text(change: ShapeChange) -> str:
+    return f"{change.key}: {change.base} -> {change.new}"
+
+
 def open_questions(document: MatrixDocument) -> list[str]:
     """What the gate left open, a sentence each (none: every question answered): pairs
     neither worse nor equivalent, thresholds too close to call."""
     found = []
-    pairs = [p for v in document.verdicts for p in v.pairs]
-    if undecided := [p for p in pairs if p.verdict == "inconclusive"]:
+    left = undecided(document)
+    if left.pairs:
         seen = (
             f"; at this budget only a slowdown of {document.noise.detectable:.0%} or more "
             "would have been flagged"
@@ -37,11 +73,11 @@ def open_questions(document: MatrixDocument) -> list[str]:
             else ""
         )
         found.append(
-            f"{len(undecided)} of {len(pairs)} pair(s) undecided after {document.rounds} "
+            f"{left.pairs} of {left.of} pair(s) undecided after {document.rounds} "
             f"round(s): neither worse nor equivalent{seen}"
         )
-    if close := [c for c in document.checks if c.verdict == "too close"]:
-        found.append(f"{len(close)} threshold(s) too close to call")
+    if left.checks:
+        found.append(f"{left.checks} threshold(s) too close to call")
     return found
 
 
@@ -49,7 +85,7 @@ def gate_lines(document: MatrixDocument) -> list[str]:
     """Each threshold missed, the runner's noise, and what was left open with what it
     makes of the exit code (--on-inconclusive)."""
     lines = [
-        f"threshold missed: {c.cell} {c.label} {c.scenario}: {c.said}"
+        f"threshold missed: {c.cell} {c.label} {c.scenario}: {said(c)}"
         for c in document.checks
         if c.verdict == "missed"
     ]
@@ -102,16 +138,16 @@ def print_matrix_result(console: Console, document: MatrixDocument) -> None:
                     escape(p.scenario),
                     str(p.concurrency or "-"),
                     verdict,
-                    *[escape(p.metrics.get(m, "")) for m in metrics],
+                    *[escape(metric_text(p.metrics[m])) if m in p.metrics else "" for m in metrics],
                 )
             console.print(pairs)
-        for line in v.worse:
-            console.print(f"  [red]worse[/] {escape(line)}")
-        for line in v.better:
-            console.print(f"  [green]better[/] {escape(line)}")
-        for line in v.shape_changes:
-            console.print(f"  [red]answer changed[/] {escape(line)}")
-        for line in v.plan_differences:
-            console.print(f"  [yellow]plans differ[/] {escape(line)}")
+        for pair in v.worse:
+            console.print(f"  [red]worse[/] {escape(pair_text(pair, 'worse'))}")
+        for pair in v.better:
+            console.print(f"  [green]better[/] {escape(pair_text(pair, 'better'))}")
+        for change in v.shape_changes:
+            console.print(f"  [red]answer changed[/] {escape(shape_text(change))}")
+        for difference in v.plan_differences:
+            console.print(f"  [yellow]plans differ[/] {escape(say(difference))}")
     for line in gate_lines(document):
         console.print(escape(line))

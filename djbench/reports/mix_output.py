@@ -126,6 +126,6 @@ def mix_sections(runs: list[Run]) -> list[Section]:
 def _seed(document: RunDocument) -> str:
     for e in document.results:
         for t in e.trials:
-            if t.pages and "seed" in t.extra:
-                return str(int(t.extra["seed"]) - t.round)
+            if t.pages and t.driver_figures.seed is not None:
+                return str(t.driver_figures.seed - t.round)
     return "unknown"

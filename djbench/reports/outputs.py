@@ -10,7 +10,6 @@ from pathlib import Path
 
 from djbench.reports import answer, ci_outputs, guide, report
 from djbench.results.store import ResultsError, load_matrix
-from djbench.verdicts import thresholds
 from djbench.verdicts.runs import load_run, load_runs
 
 
@@ -41,20 +40,6 @@ def write_beside(results: Path) -> list[str]:
             continue
         said.append(f"{name}: {path}")
     return said
-
-
-def missed_thresholds(results: Path, verdict: str = "missed") -> list[str]:
-    """Each threshold the run missed (or had another `verdict` on), said in one line
-    (an unreadable file: none)."""
-    try:
-        run = load_run(results)
-    except ResultsError:
-        return []
-    return [
-        f"{p.label} {p.scenario}: {thresholds.said(c)}"
-        for p, c in thresholds.of_run(run)
-        if c.verdict == verdict
-    ]
 
 
 def answer_lines(results: Path) -> list[str]:

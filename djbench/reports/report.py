@@ -13,12 +13,13 @@ from djbench.reports import answer, charts
 from djbench.reports.hop_words import hop_advice, hop_causes
 from djbench.reports.lasting_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.mix_output import mix_sections
-from djbench.reports.ranking import cause, unfit
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import broadcast_text, budget_text, md_cell, md_text, say, ws_short
+from djbench.servers import caddy
 from djbench.verdicts.held import held
+from djbench.verdicts.ranking import cause, unfit
 from djbench.verdicts.runs import Pair, Run, broadcast_rates, failures
 
 
@@ -340,7 +341,7 @@ def proxy_section(runs: list[Run]) -> Section | None:
             if p.front == "none" or not p.ok or base is None:
                 continue
             ratio = (p.median("rps") or 0) / (base.median("rps") or 1)
-            where = "" if p.front == "caddy" else f" ({p.front})"
+            where = "" if p.front == caddy.PLAIN else f" ({p.front})"
             labels.append(f"{p.server}{where} {p.scenario}")
             direct_rps.append(base.median("rps") or 0)
             caddy_rps.append(p.median("rps") or 0)
@@ -502,10 +503,10 @@ def unranked_section(runs: list[Run]) -> Section:
             if p.status == "ok" and why is None:
                 continue
             raised = exceptions_text(h) if (h := held(p.entry)) else ""
-            reason = (say(p.reason) if p.status != "ok" else why or "") + (
+            reason = (say(p.reason) if p.status != "ok" else say(why)) + (
                 f" (raised: {raised})" if raised else ""
             )
-            if p.status != "ok" and (known := cause(p)) is not None:
+            if p.status != "ok" and (known := say(cause(p))):
                 reason += f"; cause: {known}"
             where = [p.server, p.proxy, p.scenario, str(p.concurrency or "-")]
             rows.append([*where, p.status if p.status != "ok" else "starved", reason])
@@ -557,7 +558,7 @@ def environment_section(runs: list[Run]) -> Section:
         ),
         ("concurrency", lambda r: r.plan.concurrency),
         ("budget", lambda r: budget_text(r.plan) if r.plan.budget_s else "none"),
-        ("caddy", lambda r: r.environment.tools.get("caddy")),
+        ("caddy", lambda r: r.environment.tools.get(caddy.EXECUTABLE)),
     ]
     for name, get in keys:
         section.rows.append([name, *[str(get(run)) for run in runs]])

@@ -1,7 +1,8 @@
 """The report's first screen: the run's answer, then per scenario the trade-offs people
 weigh (throughput against p99, throughput against peak memory), one point per
 deployment, the efficient ones marked and the pairs that may not be ranked drawn apart
-(djbench.reports.ranking's rule). Reads results files only."""
+(djbench.verdicts.ranking's rule: a deployment unfit on a scenario is drawn apart on
+that scenario only). Reads results files only."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import statistics
 from django.utils.safestring import mark_safe
 
 from djbench.reports import answer, charts
-from djbench.reports.ranking import flagged, unfit
 from djbench.reports.sections import Section
+from djbench.verdicts.ranking import efficient, unfit
 from djbench.verdicts.runs import Pair, Run, trial_value
 
 # Each trade-off: its title, and the cost axis with the metric it reads (lower is better).
@@ -19,20 +20,6 @@ COSTS = (
     ("throughput against p99", "p99 ms (median)", "p99"),
     ("throughput against memory", "peak PSS MiB (median of trials)", "pss_peak"),
 )
-
-
-def efficient(points: dict[str, tuple[float, float]]) -> set[str]:
-    """The deployments no other beats on both: at least as fast and as cheap, and
-    better on one (the Pareto front of req/s up, cost down)."""
-    return {
-        name
-        for name, (x, y) in points.items()
-        if not any(
-            (ox >= x and oy <= y) and (ox > x or oy < y)
-            for other, (ox, oy) in points.items()
-            if other != name
-        )
-    }
 
 
 def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
@@ -49,31 +36,29 @@ def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
 Points = dict[str, tuple[float, float]]
 
 
-def split(
-    pairs: list[Pair], metric: str, many: bool, elsewhere: frozenset[str] = frozenset()
-) -> tuple[Points, Points]:
+def split(pairs: list[Pair], metric: str, many: bool) -> tuple[Points, Points]:
     """(req/s, cost) of each pair that may be ranked, and of those drawn apart (starved,
-    invalid, failed with figures, or a deployment `elsewhere` names: flagged on another
-    scenario, never marked efficient); an incompatible pair has no point."""
+    invalid, failed with figures, never marked efficient); an incompatible pair has no
+    point."""
     points: Points = {}
     apart: Points = {}
     for pair in pairs:
         if pair.status == "incompatible" or (point := _point(pair, metric)) is None:
             continue
         name = f"{pair.label} [{pair.run_tag}]" if many else pair.label
-        if pair.ok and unfit(pair) is None and pair.label not in elsewhere:
+        if pair.ok and unfit(pair) is None:
             points[name] = point
         else:
             apart[name] = point
     return points, apart
 
 
-def scatter_svg(pairs: list[Pair], title: str, many: bool, elsewhere: frozenset[str]) -> str | None:
+def scatter_svg(pairs: list[Pair], title: str, many: bool) -> str | None:
     """The trade-offs of one scenario side by side; None when fewer than two points could
     be drawn on any of them."""
     panels = []
     for _, axis, metric in COSTS:
-        points, apart = split(pairs, metric, many, elsewhere)
+        points, apart = split(pairs, metric, many)
         if len(points) + len(apart) >= 2:
             panels.append((points, efficient(points), apart, ("req/s (median)", axis)))
     return charts.scatters(title, panels) if panels else None
@@ -87,12 +72,11 @@ def answer_section(runs: list[Run]) -> Section:
 
 def tradeoff_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
-    unfit_anywhere = frozenset(label for run in runs for label in flagged(run))
     sections = []
     for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
         pairs = [p for run in runs for p in run.by_scenario(scenario)]
         title = f"{scenario}: throughput against p99 and memory"
-        svg = scatter_svg(pairs, title, many, unfit_anywhere)
+        svg = scatter_svg(pairs, title, many)
         if svg is None:
             continue
         sections.append(

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
+from djbench.reports.threshold_words import said as threshold_said
 from djbench.results.model import Notice, PairResult, PlanRecord, WsIdle
+from djbench.servers import SERVERS
 
 
 def _list(values: Any) -> str:
@@ -42,6 +45,54 @@ def _how(p: dict[str, Any]) -> str:
     return "Little's law"  # files written before the source was recorded
 
 
+def _matrix_failed(p: dict[str, Any]) -> str:
+    """Why a matrix fails its gate or is incomplete (djbench.verdicts.matrix.Failing)."""
+    parts = []
+    if p["worse"]:
+        parts.append(f"{p['worse']} pair(s) got worse")
+    if p["shapes_changed"]:
+        parts.append(f"{p['shapes_changed']} answer(s) changed shape")
+    if missed := p["missed"]:
+        first = SimpleNamespace(**missed[0])
+        parts.append(
+            f"{len(missed)} threshold(s) missed ({first.cell} {first.label} "
+            f"{first.scenario}: {threshold_said(first)})"
+        )
+    if (left := p.get("undecided")) is not None:
+        said = [f"{left['pairs']} of {left['of']} pair(s) undecided"] if left["pairs"] else []
+        said += [f"{left['checks']} threshold(s) too close to call"] if left["checks"] else []
+        parts.append(f"{'; '.join(said)} (--on-inconclusive fail)")
+    if p["failed_cells"]:
+        parts.append(f"cell(s) {', '.join(p['failed_cells'])} could not run")
+    if p.get("base_failed"):
+        parts.append(f"the base cell {p['base_failed']} did not run: nothing was compared")
+    return "; ".join(parts)
+
+
+def _cause(p: dict[str, Any]) -> str:
+    cause = p.get("cause")
+    return f"; cause: {say(cause)}" if cause is not None and say(cause) else ""
+
+
+def _starves(server: str) -> str | None:
+    """The server's known reason a view that blocks starves its connections (its
+    registry entry's `starves_when_blocked`), or None."""
+    spec = SERVERS.get(server)
+    return spec.starves_when_blocked if spec is not None else None
+
+
+def _queued(p: dict[str, Any]) -> str:
+    """Why requests time out when nothing is known against the server: the queue."""
+    timeout = p.get("timeout_s")
+    limit = f"the {timeout:g} s timeout" if timeout else "the request timeout"
+    return (
+        f"requests waited longer than {limit}: {p['concurrency']} connections queue on a "
+        f"layout that serves about {p['layout']} at a time (and no faster than its CPUs); "
+        "leave out --concurrency and --duration to have a pilot fit them to the pages, or "
+        "give fewer connections"
+    )
+
+
 def _max_connections(p: dict[str, Any]) -> str:
     found = p.get("max_connections")
     if not found:
@@ -51,7 +102,7 @@ def _max_connections(p: dict[str, Any]) -> str:
     )
 
 
-PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
+PHRASES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     # --- warnings on a trial or a pair
     "driver_busy": lambda p: (
         f"load driver used {p['cpu_percent']:.0f}% of "
@@ -214,6 +265,71 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str]] = {
     "shape_differs": lambda p: f"shape {p['got']} vs {p['expected']}",
     "bodies_differ": lambda p: "bodies differ",
     "json_differs": lambda p: "JSON bodies differ",
+    # --- what the engine says beside a decision (djbench.verdicts.engine)
+    "too_few": lambda p: "too few rounds or trials to test",
+    "no_alpha_left": lambda p: "no alpha left at this look",
+    "detectable": lambda p: (
+        f"a change of about ±{p['change']:.0%} would have been found with 80% power"
+    ),
+    "correlated_rounds": lambda p: (
+        f"rounds may be correlated (lag-1 up to {p['lag1']:+.2f}): interval widened "
+        f"x{p['widening']:.2f}"
+    ),
+    "drifting": lambda p: (
+        f"drifting: the ratio is {'rising' if p['rising'] else 'falling'} over the rounds "
+        f"(Mann-Kendall p={p['p']:.2g})"
+    ),
+    # --- why a pair of a comparison has its verdict (djbench.verdicts.compare, comparable)
+    "not_in_new": lambda p: "not in NEW",
+    "not_in_base": lambda p: "not in BASE",
+    "different_settings": lambda p: "different run settings",
+    "scenario_changed": lambda p: "the scenario's definition changed",
+    "all_lost_to_driver": lambda p: f"every trial in {p['side']} was lost to the load driver",
+    "now_failing": lambda p: f"was ok, now {p['status']}: {say(p.get('reason'))}",
+    "now_ok": lambda p: f"was {p['status']} ({say(p.get('reason'))}), now ok",
+    "measured_neither": lambda p: f"not measured: {p['base']} before, {p['new']} now",
+    "shape_changed": lambda p: f"the verified answer changed shape: {p['base']} -> {p['new']}",
+    "plan_differs": lambda p: f"{p['key']}: {p['base']} vs {p['new']}",
+    "machine_moved": lambda p: (
+        "the machine moved: other processes took CPU on the server's or driver's cores "
+        "during the trials ("
+        + ", ".join(f"{side} {v:.0f}%" for side, v in p["shares"].items())
+        + ", median trial); compare in one command with --matrix"
+    ),
+    "set_aside": lambda p: "set aside: the machine moved",
+    "timed_set_aside": lambda p: (
+        f"{say(p['why'])}; req/s and p99 set aside, "
+        f"{', '.join(p['judged']) or 'nothing else'} judged (memory does not depend on the "
+        "CPU other work took)"
+    ),
+    "no_common_pair": lambda p: (
+        "the two runs have no pair (server, scenario, concurrency, proxy) in common"
+    ),
+    "too_few_trials": lambda p: (
+        f"no verdict is reachable: some side has {p['low']} valid trial(s) per pair and the "
+        f"test needs {p['needed']} per side; rerun with --trials {p['needed']} or more (or "
+        "compare in one command with --matrix)"
+    ),
+    # --- why a job's exit is not 0 (djbench.run.exits)
+    "nothing_measured": lambda p: "nothing was measured: every pair failed or was refused",
+    "thresholds": lambda p: (
+        f"{p['count']} threshold(s) "
+        + ("missed" if p["verdict"] == "missed" else "too close to call (--on-inconclusive fail)")
+        + f": {p['first']['label']} {p['first']['scenario']}: "
+        + threshold_said(SimpleNamespace(**p["first"]))
+    ),
+    "gate_failed": lambda p: f"verification failed for {', '.join(p['labels'])} (see above)",
+    "matrix_failed": lambda p: _matrix_failed(p),
+    # --- why a pair may not be ranked on its scenario (djbench.verdicts.ranking)
+    "unfit_status": lambda p: f"{p['status']}: {say(p.get('reason'))}" + _cause(p),
+    "unfit_no_valid_trial": lambda p: "no valid trial" + _cause(p),
+    "unfit_underserved": lambda p: say(p["warning"]) + _cause(p),
+    "unfit_leak": lambda p: f"leaks database connections: {say(p['leak'])}",
+    "unfit_on": lambda p: f"on {p['scenario']}: {say(p['why'])}",
+    # --- the known cause behind timeouts or connections left waiting
+    "cause_remedy": lambda p: str(p["remedy"]),
+    "cause_starves": lambda p: _starves(p["server"]),  # None: nothing known to say
+    "cause_queued": lambda p: _starves(p["server"]) or _queued(p),
     # --- files written before codes existed (schema 1)
     "legacy": lambda p: str(p["text"]),
     # --- what a pair held (djbench.verdicts.held)
@@ -299,12 +415,14 @@ def say(notice: Notice | None) -> str:
     if notice is None:
         return ""
     phrase = PHRASES.get(notice.code)
-    text = ""
+    text: str | None = ""
     if phrase is not None:
         try:
             text = phrase(notice.params)
         except (KeyError, TypeError, ValueError):
             text = ""
+        if text is None:  # the phrase knows there is nothing to say
+            return ""
     if not text:
         text = f"{notice.code} {notice.params}" if notice.params else notice.code
     check = notice.params.get("check")

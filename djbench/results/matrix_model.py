@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from djbench.results.modelbase import Model
+from djbench.results.modelbase import Model, Notice
 
 
 class MatrixCell(Model):
@@ -36,20 +36,40 @@ class MatrixCell(Model):
     commands: list[str] = Field(default_factory=list, description="each runbench started")
 
 
+class MatrixMetric(Model):
+    """One metric of one pair in a cell against the base: the engine's verdict, NEW/BASE
+    with its interval at the level tested, and p (Benjamini-Hochberg-adjusted)."""
+
+    verdict: str
+    ratio: float | None = None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    drifting: bool = False
+    notes: list[Notice] = Field(
+        default_factory=list, description="the engine's codes: too_few, detectable, ..."
+    )
+
+
 class MatrixPair(Model):
-    """One pair's verdict in a cell against the base: each metric as ratio and p."""
+    """One pair's verdict in a cell against the base, metric by metric."""
 
     label: str
     scenario: str
     concurrency: int | None = None
     verdict: str
-    metrics: dict[str, str] = Field(
-        default_factory=dict, description='metric -> "x0.944 p=0.929" (NEW/BASE, BH p)'
-    )
-    reasons: list[str] = Field(default_factory=list)
+    metrics: dict[str, MatrixMetric] = Field(default_factory=dict)
+    reasons: list[Notice] = Field(default_factory=list)
     threshold: float | None = Field(
         default=None, description="the scenario's own max_slowdown, when it declares one"
     )
+
+
+class ShapeChange(Model):
+    """An endpoint whose verified answer changed shape between the base and a cell."""
+
+    key: str = Field(description="the deployment's label and the scenario")
+    base: str
+    new: str
 
 
 class MatrixCheck(Model):
@@ -60,7 +80,9 @@ class MatrixCheck(Model):
     scenario: str
     metric: str
     verdict: Literal["met", "missed", "too close"]
-    said: str = Field(description="the figure, its interval and the limit, in words")
+    limit: float | None = None
+    value: float | None = Field(default=None, description="the figure checked")
+    interval: tuple[float, float] | None = Field(default=None, description="its 95% interval")
 
 
 class MatrixNoise(Model):
@@ -83,21 +105,25 @@ class MatrixVerdict(Model):
     base: str
     counts: dict[str, int] = Field(default_factory=dict)
     pairs: list[MatrixPair] = Field(default_factory=list)
-    worse: list[str] = Field(default_factory=list)
-    better: list[str] = Field(default_factory=list)
-    shape_changes: list[str] = Field(
-        default_factory=list, description="endpoints whose verified answer changed shape"
-    )
-    plan_differences: list[str] = Field(default_factory=list)
+    shape_changes: list[ShapeChange] = Field(default_factory=list)
+    plan_differences: list[Notice] = Field(default_factory=list)
     decided: bool = Field(default=False, description="every pair's throughput has a verdict")
     level: float | None = Field(default=None, description="the alpha this look tested at")
     rounds: int = Field(default=0, description="paired rounds behind these verdicts")
+
+    @property
+    def worse(self) -> list[MatrixPair]:
+        return [p for p in self.pairs if p.verdict == "worse"]
+
+    @property
+    def better(self) -> list[MatrixPair]:
+        return [p for p in self.pairs if p.verdict == "better"]
 
 
 class MatrixDocument(Model):
     """A version matrix (--matrix): its cells, their interleaving and the verdicts."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     kind: Literal["matrix"] = "matrix"
     matrix_id: str
     status: Literal["running", "interrupted", "complete"] = "running"

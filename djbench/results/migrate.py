@@ -1,4 +1,13 @@
-"""Schema 1 -> 2: files written before the typed model are read through this.
+"""Older files are read through this: schema 1 -> 2 -> 3.
+
+Schema 2 -> 3: a trial's `extra` (a driver's figures by name, untyped) became
+`driver_figures` (typed, djbench.results.driver_model); keys no field names are dropped.
+
+A matrix file, schema 2 -> 3: its verdicts held sentences (a metric as "x0.944
+[0.93-0.96] p=0.012", reasons, shape changes, the checks' words); the figures are read
+back from them, any other text kept as a ``legacy`` notice.
+
+Schema 1 -> 2: files written before the typed model.
 
 Schema 1 held warnings and reasons as prose. Warnings whose wording is known become
 codes again (the guide needs to recognise an under-served pair); any other text is kept
@@ -9,6 +18,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+from djbench.results.driver_model import DriverFigures
 
 _WARNINGS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = [
     (re.compile(r"load driver used (\d+(?:\.\d+)?)% of its CPUs"), "driver_busy", ("cpu_percent",)),
@@ -90,4 +101,75 @@ def from_v1(data: dict[str, Any]) -> dict[str, Any]:
     out["results"] = [_entry(e, kind) for e in out.get("results", [])]
     if kind == "verify":
         out.setdefault("status", "complete")
+    return out
+
+
+def from_v2(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    out["schema_version"] = 3
+    results = []
+    for entry in out.get("results", []):
+        entry = dict(entry)
+        trials = []
+        for trial in entry.get("trials", []):
+            trial = dict(trial)
+            extra = trial.pop("extra", None) or {}
+            known = {k: v for k, v in extra.items() if k in DriverFigures.model_fields}
+            trial["driver_figures"] = known
+            trials.append(trial)
+        entry["trials"] = trials
+        results.append(entry)
+    out["results"] = results
+    return out
+
+
+_METRIC = re.compile(
+    r"^x(?P<ratio>[\d.]+)(?: \[(?P<low>[\d.]+)-(?P<high>[\d.]+)\])?"
+    r"(?: p=(?P<p>[\d.e+-]+|\?))?(?P<drifting> drifting)?$"
+)
+
+
+def _matrix_metric(text: str, verdict: str) -> dict[str, Any]:
+    found = _METRIC.match(text)
+    if found is None:
+        return {"verdict": verdict, "notes": [{"code": "legacy", "params": {"text": text}}]}
+    low, high, p = found["low"], found["high"], found["p"]
+    return {
+        "verdict": verdict,
+        "ratio": float(found["ratio"]),
+        "ci": [float(low), float(high)] if low and high else None,
+        "p": float(p) if p and p != "?" else None,
+        "drifting": bool(found["drifting"]),
+    }
+
+
+def _shape(text: str) -> dict[str, str]:
+    key, _, change = text.rpartition(": ")
+    base, _, new = change.partition(" -> ")
+    return {"key": key, "base": base, "new": new}
+
+
+def matrix_from_v2(data: dict[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    out["schema_version"] = 3
+    verdicts = []
+    for v in out.get("verdicts", []):
+        v = dict(v)
+        v.pop("worse", None)
+        v.pop("better", None)
+        v["shape_changes"] = [_shape(t) for t in v.get("shape_changes", [])]
+        v["plan_differences"] = [notice(t) for t in v.get("plan_differences", [])]
+        pairs = []
+        for pair in v.get("pairs", []):
+            pair = dict(pair)
+            pair["metrics"] = {
+                k: _matrix_metric(text, pair.get("verdict", ""))
+                for k, text in pair.get("metrics", {}).items()
+            }
+            pair["reasons"] = [notice(t) for t in pair.get("reasons", [])]
+            pairs.append(pair)
+        v["pairs"] = pairs
+        verdicts.append(v)
+    out["verdicts"] = verdicts
+    out["checks"] = [{k: c[k] for k in c if k != "said"} for c in out.get("checks", [])]
     return out

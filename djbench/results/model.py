@@ -24,18 +24,21 @@ Schema history:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
+from djbench.results.driver_model import DriverFigures as DriverFigures
 from djbench.results.layout_model import LayoutRow as LayoutRow
 from djbench.results.layout_model import LayoutSweep as LayoutSweep
 from djbench.results.matrix_model import MatrixCell as MatrixCell
 from djbench.results.matrix_model import MatrixCheck as MatrixCheck
 from djbench.results.matrix_model import MatrixDocument as MatrixDocument
+from djbench.results.matrix_model import MatrixMetric as MatrixMetric
 from djbench.results.matrix_model import MatrixNoise as MatrixNoise
 from djbench.results.matrix_model import MatrixPair as MatrixPair
 from djbench.results.matrix_model import MatrixVerdict as MatrixVerdict
+from djbench.results.matrix_model import ShapeChange as ShapeChange
 from djbench.results.modelbase import Model as Model
 from djbench.results.modelbase import Notice as Notice
 from djbench.results.plan_model import AsgiHops as AsgiHops
@@ -49,7 +52,7 @@ from djbench.results.search_model import ChurnEvent as ChurnEvent
 from djbench.results.search_model import Sweep as Sweep
 from djbench.results.search_model import SweepStep as SweepStep
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 Status = Literal["ok", "incompatible", "failed", "invalid"]
 VerifyStatus = Literal["ok", "incompatible", "failed"]
 
@@ -285,7 +288,9 @@ class Trial(Model):
     status: dict[str, int] = Field(default_factory=dict, description="responses by status")
     error_rate: float = 0.0
     latency_ms: Latency = Field(default_factory=Latency)
-    extra: dict[str, Any] = Field(default_factory=dict)
+    driver_figures: DriverFigures = Field(
+        default_factory=DriverFigures, description="what its load driver reported beyond the rest"
+    )
     in_flight_mean: float | None = None
     in_flight_source: Literal["driver", "littles_law"] | None = None
     window_edge_bound: float | None = Field(
@@ -304,7 +309,7 @@ class Trial(Model):
     timeline: Timeline | None = None
     resources: Resources | None = None
     pages: list[PageFigures] | None = Field(
-        default=None, description="a mix: each page's figures (its seed is extra['seed'])"
+        default=None, description="a mix: each page's figures (its seed is driver_figures.seed)"
     )
 
 
@@ -549,7 +554,7 @@ class TuneRecord(Model):
 class RunDocument(Model):
     """A results file: a benchmark run or a verify-only run."""
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     run_id: str
     kind: Literal["benchmark", "verify"]
     status: Literal["running", "interrupted", "complete"] = "running"

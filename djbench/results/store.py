@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from djbench.results import migrate
 from djbench.results.model import SCHEMA_VERSION, MatrixDocument, RunDocument
 
-READABLE_VERSIONS = (1, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
 M = TypeVar("M", RunDocument, MatrixDocument)
 
 
@@ -127,6 +127,8 @@ def parse(data: Any, source: str, kind: str | None = None) -> RunDocument:
             data = migrate.from_v1({"run_id": Path(source).stem, **data})
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ResultsError(f"{source} is a malformed schema-1 results file") from None
+    if data["schema_version"] == 2:
+        data = migrate.from_v2(data)
     return _validated(RunDocument, data, f"{source} is not a valid djbench results file")
 
 
@@ -161,6 +163,8 @@ def load_matrix(path: Path) -> MatrixDocument:
         raise ResultsError(f"{path} is not a djbench matrix file") from None
     if not isinstance(data, dict) or data.get("kind") != "matrix":
         raise ResultsError(f"{path} is not a djbench matrix file")
+    if data.get("schema_version") == 2:
+        data = migrate.matrix_from_v2(data)
     return _validated(MatrixDocument, data, f"{path} is not a valid matrix file")
 
 

@@ -34,52 +34,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from djbench.plan.project import Project
-from djbench.reports.ranking import leader_decisions, underserved
-from djbench.results.model import PairResult
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder, run_benchmark
-from djbench.verdicts.engine import decide
-from djbench.verdicts.runs import Pair
+from djbench.verdicts.open_questions import EXTRA_ROUNDS_MAX, Open, look_level, open_questions
 
-EXTRA_ROUNDS_MAX = 12  # rounds added at most, whatever the budget (every loop is bounded)
 # A round is added only when this many times its expected length is left: a deployment's
 # time varies 20-30% here, and a round cut by the deadline is unpaired (CI once ran one
 # server's added round and not the other's with no margin).
 ROUND_MARGIN = 1.5
-
-
-@dataclasses.dataclass(frozen=True)
-class Open:
-    """A ranking's leader against a pair the test cannot yet call worse or equivalent."""
-
-    leader: str
-    other: str
-    scenario: str
-    concurrency: int | None
-
-    def question(self) -> str:
-        return f"{self.leader} ~ {self.other} on {self.scenario} c{self.concurrency}"
-
-
-def open_questions(
-    results: list[PairResult], run_id: str, level: float = decide.ALPHA
-) -> list[Open]:
-    """Each ranking's leader against every other eligible pair at this look's `level`,
-    by the answer's own test (ranking.leader_decisions): the comparisons still open."""
-    groups: dict[tuple[str, int | None], list[Pair]] = {}
-    for entry in results:
-        pair = Pair(run_id, entry)
-        if pair.ok and entry.kind == "http" and underserved(pair) is None:
-            groups.setdefault((entry.scenario, entry.concurrency), []).append(pair)
-    found = []
-    for (scenario, concurrency), pairs in groups.items():
-        ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
-        leader = ranked[0]
-        decisions = leader_decisions(leader, ranked[1:], level)
-        for other, decision in zip(ranked[1:], decisions, strict=True):
-            if decision.verdict not in ("better", "equivalent"):
-                found.append(Open(leader.label, other.label, scenario, concurrency))
-    return found
 
 
 def open_items(
@@ -94,12 +56,6 @@ def open_items(
         for label in (q.leader, q.other):
             found.setdefault(label, set()).update((q.scenario, c) for c in levels)
     return {label: frozenset(items) for label, items in found.items()}
-
-
-def look_level(planned: int, made: list[int], final: bool) -> float:
-    """The nominal level of the look after the rounds in `made` (the last is this one):
-    the engine's sequential looks over the horizon planned + EXTRA_ROUNDS_MAX."""
-    return decide.look_level(decide.ALPHA, made, planned + EXTRA_ROUNDS_MAX, final)
 
 
 def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:

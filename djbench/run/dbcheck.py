@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from djbench.launch import dbsessions
 from djbench.launch.live import LiveServer
-from djbench.measure.verify import Verdict, send
+from djbench.measure.verify import GateVerdict, send
 from djbench.plan import dbsettings
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice
@@ -35,7 +35,7 @@ ROUNDS = 2
 SETTLE_S = 0.3  # after the last answer, before the count
 
 
-def _querying(scenarios: list[Scenario], verdicts: dict[str, Verdict]) -> Scenario | None:
+def _querying(scenarios: list[Scenario], verdicts: dict[str, GateVerdict]) -> Scenario | None:
     """A verified HTTP scenario that goes through the database (any verified one else)."""
     ok = [s for s in scenarios if s.kind == "http" and verdicts[s.name].status == "ok"]
     orm = [s for s in ok if (s.expect.queries_high or 0) > 0 or s.workload.endswith("orm")]
@@ -44,7 +44,7 @@ def _querying(scenarios: list[Scenario], verdicts: dict[str, Verdict]) -> Scenar
 
 
 def leak(
-    live: LiveServer, scenarios: list[Scenario], verdicts: dict[str, Verdict]
+    live: LiveServer, scenarios: list[Scenario], verdicts: dict[str, GateVerdict]
 ) -> Notice | None:
     """A `db_leak` notice when the server keeps more connections than its layout."""
     conninfo = dbsessions.postgres_conninfo()

@@ -11,6 +11,11 @@ when it was interrupted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from djbench.plan.inventory import Inventory
+from djbench.results.model import Notice
 
 DONE = 0
 VERDICT = 1
@@ -44,18 +49,32 @@ TABLE: tuple[tuple[int, str, str], ...] = (
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a job ended, when not with 0: the one-line reason and its exit code."""
+    """How a job ended, when not with 0: why (a code the command words) and the exit
+    code."""
 
-    message: str
+    why: Notice
     code: int
 
 
-def verdict(message: str) -> Outcome:
-    return Outcome(message, VERDICT)
+def verdict(code: str, **params: Any) -> Outcome:
+    return Outcome(Notice(code=code, params=params), VERDICT)
 
 
-def incomplete(message: str) -> Outcome:
-    return Outcome(message, INCOMPLETE)
+def incomplete(code: str, **params: Any) -> Outcome:
+    return Outcome(Notice(code=code, params=params), INCOMPLETE)
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What a job leaves for the command to show (djbench.reports.endings): the results
+    file it wrote (a run's or the verify gate's), a matrix's file, or --list's inventory;
+    and how it ended (None: exit 0)."""
+
+    results: Path | None = None
+    run_dir: Path | None = None  # the run's logs
+    matrix: Path | None = None
+    inventory: Inventory | None = None
+    outcome: Outcome | None = None
 
 
 def help_text() -> str:

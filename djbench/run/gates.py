@@ -13,7 +13,7 @@ from typing import Any
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError
-from djbench.measure.verify import Verdict, verify
+from djbench.measure.verify import GateVerdict, verify
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import (
@@ -29,7 +29,7 @@ class GateResult:
     """The verify gate's outcome for one deployment (server, proxy)."""
 
     deployment: Deployment
-    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    verdicts: dict[str, GateVerdict] = field(default_factory=dict)
     startup_seconds: float | None = None
     commands: dict[str, Command] = field(default_factory=dict)
     error: str = ""  # the server could not be started, or died
@@ -118,7 +118,7 @@ def run_gate(
     except ServerError as exc:
         result.error = str(exc)
         reason = server_failed(str(exc))
-        result.verdicts = {s.name: Verdict("failed", reason) for s in scenarios}
+        result.verdicts = {s.name: GateVerdict("failed", reason) for s in scenarios}
     return result
 
 

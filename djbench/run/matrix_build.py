@@ -9,14 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from djbench.launch import envs
-from djbench.launch.servers import SERVERS
 from djbench.measure.drivers import DRIVERS
 from djbench.plan import matrix_axes as plan
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results.model import MatrixCell
-from djbench.verdicts.engine import decide
+from djbench.servers import SERVERS, caddy
+from djbench.verdicts import rules
 
 
 @dataclass
@@ -25,10 +25,10 @@ class Settings:
     base: str | None
     python: str | None
     offline: bool
-    threshold: float = decide.THRESHOLD
-    alpha: float = decide.ALPHA
+    threshold: float = rules.THRESHOLD
+    alpha: float = rules.ALPHA
     budget_s: float = 3600.0  # the whole command's wall time
-    # No --budget: the horizon is the rounds decide.PLANNED_CHANGE needs (80% power at the
+    # No --budget: the horizon is the rounds rules.PLANNED_CHANGE needs (80% power at the
     # planning noise), within budget_s; else the rounds the budget buys.
     sized_by_power: bool = False
     rounds: int | None = None  # --trials: exactly this many rounds, one look; else until decided
@@ -63,8 +63,8 @@ def djbench_source() -> tuple[str, Path | None]:
 def extras(opts: RunOptions) -> list[str]:
     names = opts.servers or list(SERVERS)
     found = [SERVERS[n].extra for n in names if n in SERVERS]
-    if "caddy" in opts.proxies:
-        found.append("caddy")
+    if any(p != caddy.NONE for p in opts.proxies):
+        found.append(caddy.EXTRA)
     driver = DRIVERS.get(opts.driver)
     if driver is not None and driver.extra is not None:
         found.append(driver.extra)

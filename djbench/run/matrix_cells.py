@@ -36,7 +36,6 @@ from pathlib import Path
 from djbench.plan import matrix_axes as plan
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
-from djbench.reports.matrix_output import noise_line
 from djbench.results import store
 from djbench.results.model import MatrixDocument
 from djbench.run.cli import cell_argv
@@ -46,8 +45,9 @@ from djbench.run.matrix_build import (
     build_cells,
     remove_worktrees,
 )
-from djbench.run.matrix_verdicts import Looks, checks, noise, verdicts
-from djbench.verdicts.engine import decide
+from djbench.run.show import Show
+from djbench.verdicts import matrix, rules
+from djbench.verdicts.runs import load_cell
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 MAX_ROUNDS = 60  # the most rounds a matrix run until decided plans for, whatever the budget
@@ -164,15 +164,15 @@ def horizon(settings: Settings, round_s: float, left_s: float, pairs: int) -> in
         return settings.rounds
     most = min(MAX_ROUNDS, 1 + int(left_s // max(round_s, 1.0)))
     if settings.sized_by_power:
-        most = min(most, decide.rounds_needed(decide.PLANNED_CHANGE, pairs, settings.alpha))
-    return max(decide.MIN_ROUNDS, most)
+        most = min(most, rules.rounds_needed(rules.PLANNED_CHANGE, pairs, settings.alpha))
+    return max(rules.MIN_ROUNDS, most)
 
 
 def main(
     project: Project,
     opts: RunOptions,
     settings: Settings,
-    say: Callable[[str], None],
+    show: Show,
     command: list[str],
 ) -> tuple[MatrixDocument, Path]:
     """Build, run interleaved until decided (or --trials rounds), judge; the matrix file
@@ -199,14 +199,14 @@ def main(
         on_inconclusive=opts.on_inconclusive,
     )
     out.mkdir(parents=True, exist_ok=True)
-    states = build_cells(project, opts, settings, say, out)
+    states = build_cells(project, opts, settings, show.line, out)
     document.cells = [s.record for s in states]
     store.write_atomic(path, document)
     try:
-        run_rounds(states, base_cell, opts, settings, document, path, say, clock)
+        run_rounds(states, base_cell, opts, settings, document, path, show, clock)
     finally:
         remove_worktrees(states)
-    document.checks = checks(states)
+    document.checks = matrix.checks([c for _, c in loaded(states)])
     document.status = "complete"
     document.finished = store.now()
     document.seconds = round(time.monotonic() - clock, 1)
@@ -221,19 +221,20 @@ def run_rounds(
     settings: Settings,
     document: MatrixDocument,
     path: Path,
-    say: Callable[[str], None],
+    show: Show,
     clock: float,
 ) -> None:
     """Rounds until every pair is decided, the horizon is reached or the budget spent;
     a look (verdicts at the alpha it may spend) after each from MIN_ROUNDS on."""
     base = next(s for s in states if s.cell == base_cell)
-    looks = Looks(settings.alpha)
+    looks = matrix.Looks(settings.alpha)
     rng = random.Random(document.seed)
     out = path.parent
     round_index = 0
+    first_noise = True
     while base.record.status == "ok" and sum(s.record.status == "ok" for s in states) > 1:
         started = time.monotonic()
-        document.order.append(play_round(states, opts, settings, round_index, rng, out, say))
+        document.order.append(play_round(states, opts, settings, round_index, rng, out, show.line))
         round_index += 1
         round_s = time.monotonic() - started
         if looks.most is None:
@@ -242,53 +243,85 @@ def run_rounds(
             left_s = settings.budget_s - (time.monotonic() - clock)
             looks.most = horizon(settings, round_s, left_s, pairs)
             document.planned_rounds = looks.most
-            say(plan_line(settings, round_s, looks.most, pairs))
+            show.line(plan_line(settings, round_s, looks.most, pairs))
         out_of_time = time.monotonic() - clock + round_s > settings.budget_s
         final = round_index >= looks.most or out_of_time
-        looking = settings.rounds is None and round_index in decide.look_rounds(looks.most)
+        looking = settings.rounds is None and round_index in rules.look_rounds(looks.most)
         if final or looking:
-            document.verdicts = verdicts(states, base, settings, looks.level(round_index, final))
+            judge(document, states, base, settings, looks.level(round_index, final), looks.most)
             document.rounds = round_index
-            first = document.noise is None
-            document.noise = noise(states, base, settings, looks.most)
-            if document.noise is not None and first:
-                say(noise_line(document.noise))
+            if document.noise is not None and first_noise:
+                show.line(show.noise(document.noise))
+                first_noise = False
             if not final and all(v.decided for v in document.verdicts):
-                say(f"every pair decided after {round_index} round(s)")
+                show.line(f"every pair decided after {round_index} round(s)")
                 final = True
         store.write_atomic(path, document)
         if final:
             if out_of_time and round_index < looks.most:
-                say(f"the budget is spent after {round_index} round(s)")
+                show.line(f"the budget is spent after {round_index} round(s)")
             break
+
+
+def loaded(states: list[CellState]) -> list[tuple[CellState, matrix.Cell]]:
+    """Every cell that ran, its runs loaded (one file per server) under its label."""
+    return [
+        (
+            s,
+            matrix.Cell(
+                s.record.label, load_cell([Path(f) for f in s.record.run_files], s.record.label)
+            ),
+        )
+        for s in states
+        if s.record.status == "ok" and s.record.run_files
+    ]
+
+
+def judge(
+    document: MatrixDocument,
+    states: list[CellState],
+    base: CellState,
+    settings: Settings,
+    level: float,
+    horizon: int,
+) -> None:
+    """A look: each cell against the base at `level`, and the runner's noise."""
+    cells = loaded(states)
+    mine = next((c for s, c in cells if s is base), None)
+    if mine is None:
+        document.verdicts, document.noise = [], None
+        return
+    others = [c for s, c in cells if s is not base]
+    document.verdicts = matrix.verdicts(mine, others, settings.threshold, settings.alpha, level)
+    document.noise = matrix.noise(mine, others, settings.alpha, horizon)
 
 
 def plan_line(settings: Settings, round_s: float, most: int, pairs: int) -> str:
     """After the pilot round: the horizon and why, its looks, what it flags and what a
     verdict needs here."""
     needs = ", ".join(
-        f"{change:.0%} ~{(n := decide.rounds_needed(change, pairs, settings.alpha))} rounds "
+        f"{change:.0%} ~{(n := rules.rounds_needed(change, pairs, settings.alpha))} rounds "
         f"({n * round_s / 60:.0f} min)"
         for change in sorted({settings.threshold, 0.10, 0.15})
     )
-    seen = decide.detectable(most, pairs, settings.alpha)
-    sized = settings.sized_by_power and most == decide.rounds_needed(
-        decide.PLANNED_CHANGE, pairs, settings.alpha
+    seen = rules.detectable(most, pairs, settings.alpha)
+    sized = settings.sized_by_power and most == rules.rounds_needed(
+        rules.PLANNED_CHANGE, pairs, settings.alpha
     )
     if sized:
-        why = f"the rounds a {decide.PLANNED_CHANGE:.0%} change needs"
+        why = f"the rounds a {rules.PLANNED_CHANGE:.0%} change needs"
     elif settings.rounds is None and most == MAX_ROUNDS:
         why = "the most a matrix plans for"
     else:
         why = "the rounds the budget allows"
-    looks = ", ".join(str(r) for r in decide.look_rounds(most))
+    looks = ", ".join(str(r) for r in rules.look_rounds(most))
     return (
         f"a round takes {round_s:.0f} s: the horizon is {most} round(s), {why} (at most "
         f"~{most * round_s / 60:.0f} min; looks after rounds {looks}, the run ends at the "
         f"first that decides every pair). They flag "
         f"{'no change under a halving' if seen is None else f'{seen:.0%}'} on one of "
         f"{pairs} pair(s) with 80% power at this machine's usual noise (sd "
-        f"{decide.NOISE_SD} per round). A change needs: {needs}"
+        f"{rules.NOISE_SD} per round). A change needs: {needs}"
     )
 
 

@@ -4,10 +4,10 @@ which can run here, and the deployments they make."""
 from __future__ import annotations
 
 from djbench.launch.live import HOST, Deployment
-from djbench.launch.servers import SERVERS
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.runplan import RunOptions
 from djbench.results.model import Notice
+from djbench.servers import SERVERS
 
 
 def runnable(asked: list[OwnCommand]) -> tuple[list[OwnCommand], dict[str, Notice]]:

@@ -9,9 +9,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError, terminate_on_signals
 from djbench.measure.pilot import service_times
@@ -20,6 +17,7 @@ from djbench.plan.options import cpu_count
 from djbench.plan.runplan import RunOptions
 from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
+from djbench.run.show import Show
 
 
 def pilot_deployment(plan: Plan) -> Deployment:
@@ -29,14 +27,14 @@ def pilot_deployment(plan: Plan) -> Deployment:
 
 
 def fitted(
-    console: Console, selection: Selection, opts: RunOptions, plan: Plan, run_dir: Path
+    show: Show, selection: Selection, opts: RunOptions, plan: Plan, run_dir: Path
 ) -> tuple[RunOptions, Plan, Fit | None]:
     """The options and plan fitted to the pages (unchanged when the pilot could not
     time any scenario: said), and what decided them."""
     if not plan.deployments or not plan.scenarios:
         return opts, plan, None
     chosen = pilot_deployment(plan)
-    console.print(escape(f"Pilot: each scenario's service time on {chosen.label}, one at a time"))
+    show.line(f"Pilot: each scenario's service time on {chosen.label}, one at a time")
     try:
         with (
             terminate_on_signals(),
@@ -45,10 +43,10 @@ def fitted(
             times = service_times(live.target(), plan.scenarios)
     except ServerError as exc:
         first = str(exc).splitlines()[0]
-        console.print(escape(f"Pilot: {chosen.label} failed ({first}); the profile's values stand"))
+        show.line(f"Pilot: {chosen.label} failed ({first}); the profile's values stand")
         return opts, plan, None
     if not times:
-        console.print(escape("Pilot: no scenario answered as expected; the profile's values stand"))
+        show.line("Pilot: no scenario answered as expected; the profile's values stand")
         return opts, plan, None
     slo = getattr(opts.job, "slo_p99", None)
     found = fit(
@@ -61,18 +59,14 @@ def fitted(
         server=chosen.label,
     )
     for s in times:
-        console.print(
-            escape(
-                f"  {s.scenario}: {s.median_ms:,.1f} ms (slowest {s.slowest_ms:,.1f}) "
-                f"over {s.requests} request(s)"
-            )
+        show.line(
+            f"  {s.scenario}: {s.median_ms:,.1f} ms (slowest {s.slowest_ms:,.1f}) "
+            f"over {s.requests} request(s)"
         )
-    console.print(
-        escape(
-            f"Fitted to these pages: {found.concurrency} connection(s) (profile "
-            f"{found.profile_concurrency}), {found.duration:g} s windows, a "
-            f"{found.request_timeout:g} s request timeout: {found.why}"
-        )
+    show.line(
+        f"Fitted to these pages: {found.concurrency} connection(s) (profile "
+        f"{found.profile_concurrency}), {found.duration:g} s windows, a "
+        f"{found.request_timeout:g} s request timeout: {found.why}"
     )
     opts = opts.model_copy(
         update={

@@ -9,27 +9,25 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from djbench.launch.servers import ServerSpec
 from djbench.measure import environment, hops, sampler
 from djbench.measure.drivers import DRIVERS
-from djbench.plan import mixes, scenarios
+from djbench.plan import scenarios
+from djbench.plan.fitting import Fit
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.results.model import AsgiHops, OwnDeployment, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import resume
-from djbench.run.gates import new_run_id
 from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
+from djbench.servers import ServerSpec, caddy
 
 
 def tools() -> dict[str, str | None]:
     """The versions of the external tools a run may use: Caddy, and the load drivers
     whose registry entry says so (records_version)."""
-    from djbench.launch.servers import executable_path
-
-    caddy = executable_path("caddy")
-    found = {"caddy": environment.tool_version([caddy, "version"]) if caddy else None}
+    where = caddy.path()
+    found = {caddy.EXECUTABLE: environment.tool_version([where, "version"]) if where else None}
     found |= {name: d.version() for name, d in DRIVERS.items() if d.records_version}
     return found
 
@@ -59,18 +57,20 @@ def open_document(
     selection: Selection,
     opts: RunOptions,
     plan: Plan,
-    document: RunDocument | None,
-    path: Path | None,
+    resumed: tuple[RunDocument, Path] | None,
+    run_id: str,
+    fit: Fit | None = None,
 ) -> tuple[RunDocument, Path]:
     """The results document to record into and its file: a resumed run's (refused when
-    its plan changed), or a new one."""
-    if document is not None:
+    its plan changed), or a new one, built once with the plan as it will run (a pilot's
+    fit already in `opts` and `plan`)."""
+    if resumed is not None:
+        document, path = resumed
         refuse_changed(document, selection, plan)
-    if document is None or path is None:
-        run_id = new_run_id()
-        path = Path(opts.output) / f"{run_id}.json"
-        document = new_document(run_id, selection, opts, plan)
-    return document, path
+        return document, path
+    document = new_document(run_id, selection, opts, plan)
+    document.plan.fit = fit
+    return document, Path(opts.output) / f"{run_id}.json"
 
 
 def refuse_changed(document: RunDocument, selection: Selection, plan: Plan) -> None:
@@ -82,7 +82,20 @@ def refuse_changed(document: RunDocument, selection: Selection, plan: Plan) -> N
         raise OptionError(resume.refusal(document.run_id, problems, "what it measures changed"))
 
 
-def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan) -> RunDocument:
+def new_document(
+    run_id: str, selection: Selection, opts: RunOptions, plan: Plan | None = None
+) -> RunDocument:
+    """The one way a results document is built: a benchmark's from its plan, the verify
+    gate's (nothing timed: no plan) from the selection alone."""
+    if plan is None:
+        return RunDocument(
+            run_id=run_id,
+            kind="verify",
+            started=store.now(),
+            environment=environment.collect(selection.project, tools()),
+            plan=plan_record(selection, opts, selection.scenarios),
+            skipped=selection.skipped,
+        )
     return RunDocument(
         run_id=run_id,
         kind="benchmark",
@@ -108,7 +121,7 @@ def new_document(run_id: str, selection: Selection, opts: RunOptions, plan: Plan
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server unless --recycle asks (see
-            # djbench.launch.recycling.NO_RECYCLE).
+            # djbench.servers.base.NO_RECYCLE).
             worker_recycling_by_requests=any(
                 r is not None and r.max_requests is not None for r in opts.recycles()
             ),
@@ -145,7 +158,7 @@ def plan_record(
 
 
 def own_specs(selection: Selection) -> list[ServerSpec]:
-    from djbench.launch.servers import SERVERS
+    from djbench.servers import SERVERS
 
     return [SERVERS[c.server] for c in selection.own]
 
@@ -170,7 +183,7 @@ def scenario_meta(
             # A mix's hops are its pages' (each counted where it runs as itself).
             asgi_hops=asgi_hops(s) if asgi and s.kind == "http" and not s.mix else None,
             thresholds=s.thresholds.declared(),
-            mix=mixes.weights(s),
+            mix=scenarios.mix_weights(s),
         )
         for s in chosen
     }

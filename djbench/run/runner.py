@@ -15,12 +15,12 @@ from djbench.launch.process import ServerError
 from djbench.measure.drivers import DriverError
 from djbench.measure.sampler import settle
 from djbench.measure.trial import run_trial, ws_idle_memory
-from djbench.measure.verify import Verdict
+from djbench.measure.verify import GateVerdict
 from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import (
+    Capacity,
     DeploymentRound,
     Notice,
     PairResult,
@@ -107,6 +107,10 @@ class Progress:
     finished: Callable[[str, Trial], None] = lambda label, trial: None
     # More steps than planned (--budget's added rounds): the total grows by n.
     grow: Callable[[int], None] = lambda n: None
+    # A code in words, for a message that embeds one (djbench.run.show.Show.words), and
+    # a capacity search's result in a few (Show.capacity).
+    words: Callable[[Notice | None], str] = lambda notice: notice.code if notice else ""
+    capacity: Callable[[Capacity], str] = lambda found: f"{found.rps} req/s"
 
     def trial_done(self, label: str, trial: Trial) -> None:
         self.advance(1, label)
@@ -172,11 +176,11 @@ def run_benchmark(
             progress.advance(per_round - ran, "")
 
 
-def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, Verdict]]:
+def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, GateVerdict]]:
     """The gate verdicts this run already holds (an earlier plan of the same run: --budget
     rounds, tuning's halving rounds, a resumed matrix round): a deployment every scenario
     of which was verified is not started again just to verify it."""
-    found: dict[str, dict[str, Verdict]] = {}
+    found: dict[str, dict[str, GateVerdict]] = {}
     for deployment in plan.deployments:
         verdicts = {}
         for scenario in plan.scenarios:
@@ -185,7 +189,7 @@ def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, Verdict]]
             )
             if entry is None or entry.verify is None:
                 break
-            verdicts[scenario.name] = Verdict(
+            verdicts[scenario.name] = GateVerdict(
                 entry.verify.status, entry.verify.reason, entry.verify.shape
             )
         else:
@@ -228,7 +232,7 @@ def _pending(
     recorder: Recorder,
     deployment: Deployment,
     round_index: int,
-    gates: dict[str, dict[str, Verdict]],
+    gates: dict[str, dict[str, GateVerdict]],
 ) -> list[tuple[Scenario, int]]:
     """What this deployment still has to run this round, in a counterbalanced order
     (`scenario_order`), because a server runs its scenarios in one lifetime and what one
@@ -254,13 +258,15 @@ def _gate_alone(
     deployment: Deployment,
     run_dir: Path,
     progress: Progress,
-) -> dict[str, Verdict]:
+) -> dict[str, GateVerdict]:
     """Start the deployment, verify every scenario, stop it; each pair's verdict recorded.
     A server that cannot start raises ServerError, as in a timed lifetime."""
     gate = run_gate(project, deployment, plan.scenarios, run_dir, plan.health_path)
     if gate.error:
         raise ServerError(gate.error)
-    said = {say(n) for v in gate.verdicts.values() for n in v.warnings if n.code == "db_leak"}
+    said = {
+        progress.words(n) for v in gate.verdicts.values() for n in v.warnings if n.code == "db_leak"
+    }
     for text in said:  # before any of its windows: the run goes on, the finding is said
         progress.say(f"{deployment.label}: {text}")
     for scenario in plan.scenarios:
@@ -280,7 +286,7 @@ def _run_deployment(
     deployment: Deployment,
     round_index: int,
     pending: list[tuple[Scenario, int]],
-    gates: dict[str, dict[str, Verdict]],
+    gates: dict[str, dict[str, GateVerdict]],
     log_dir: Path,
     run_dir: Path,
     progress: Progress,
@@ -375,7 +381,7 @@ def _one_trial(
 
 
 def _ws_idle(
-    plan: Plan, recorder: Recorder, live: LiveServer, gate: dict[str, Verdict], log_dir: Path
+    plan: Plan, recorder: Recorder, live: LiveServer, gate: dict[str, GateVerdict], log_dir: Path
 ) -> None:
     """The first round's idle WebSocket hold (--ws-idle), on the first scenario that passed."""
     ws_ok = [s for s in plan.scenarios if s.kind == "websocket" and gate[s.name].status == "ok"]

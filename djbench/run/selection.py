@@ -8,16 +8,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-
 from djbench.launch.live import HOST, Deployment
 from djbench.launch.process import (
     PortBusy,
     check_port_free,
 )
-from djbench.launch.proxy import PROXIES, caddy_missing
-from djbench.launch.servers import SERVERS, ServerSpec
 from djbench.measure.drivers import DRIVERS, Driver, DriverError, having, pick
 from djbench.measure.trial import LoadSettings
 from djbench.plan import scenarios, tuning
@@ -26,11 +21,12 @@ from djbench.plan.options import OptionError, choose, cpu_count, cpu_split
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project, current
 from djbench.plan.runplan import RunOptions, soak_interval, variant_label
-from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import Notice, RunDocument
 from djbench.run import owndeploy, remote, variants
 from djbench.run.roundplan import Plan
+from djbench.run.show import Show
+from djbench.servers import SERVERS, ServerSpec, caddy
 
 
 @dataclass
@@ -58,7 +54,7 @@ def select(opts: RunOptions) -> Selection:
     own, skipped_own = owndeploy.runnable(
         [ours[n] for n in asked if n in ours] if asked else list(ours.values())
     )
-    proxies = choose("proxy", ",".join(opts.proxies), PROXIES) or ["none"]
+    proxies = choose("proxy", ",".join(opts.proxies), caddy.PROXIES) or [caddy.NONE]
     server_cpus, driver_cpus = cpu_split(opts.cpus)
     skipped: dict[str, Notice] = dict(skipped_own)
     servers: list[ServerSpec] = []
@@ -79,15 +75,16 @@ def select(opts: RunOptions) -> Selection:
             skipped[spec.name] = Notice(code="single_process", params={"workers": opts.workers})
         else:
             servers.append(spec)
-    caddies = [p for p in proxies if p != "none"]
-    if caddies and caddy_missing():
+    caddies = [p for p in proxies if p != caddy.NONE]
+    if caddies and caddy.missing():
         if len(caddies) == len(proxies):
             raise OptionError(
-                f'--proxy {caddies[0]}: caddy is not installed: pip install "djbench[caddy]"'
+                f"--proxy {caddies[0]}: caddy is not installed: pip install "
+                f'"djbench[{caddy.EXTRA}]"'
             )
         for name in caddies:
             skipped[name] = Notice(code="caddy_missing")
-        proxies = ["none"]
+        proxies = [caddy.NONE]
     if opts.port is not None:
         try:
             check_port_free(HOST, opts.port)
@@ -120,7 +117,7 @@ def select_target(project: Project, opts: RunOptions) -> Selection:
     """--target: one stand-in server, the scenarios, nothing started."""
     from urllib.parse import urlsplit
 
-    from djbench.launch.servers import target_spec
+    from djbench.servers import target_spec
 
     assert opts.target is not None
     if opts.servers or opts.proxies != ["none"]:
@@ -211,20 +208,18 @@ def deployments(selection: Selection, opts: RunOptions) -> list[Deployment]:
 
 
 def runnable(
-    selection: Selection, opts: RunOptions, console: Console, driver: Driver | None = None
+    selection: Selection, opts: RunOptions, show: Show, driver: Driver | None = None
 ) -> tuple[list[Deployment], list[Deployment], dict[variants.Variant, str]]:
     """(deployments to run, deployments not run, why their variant was refused)."""
     every = deployments(selection, opts)
     why = variants.refused(selection.project, opts.variants())
     for variant, message in why.items():
-        console.print(
-            f"[yellow]incompatible[/] {escape(variant_label(variant))}: {escape(message)}"
-        )
+        show.refused(variant_label(variant), message)
     for d in every:
         notice = variants.driver_refused(d, driver)
-        refused = variants.recycle_refused(d) or (say(notice) if notice else None)
+        refused = variants.recycle_refused(d) or notice
         if d.variant not in why and refused:
-            console.print(f"[yellow]incompatible[/] {escape(d.label)}: {escape(refused)}")
+            show.refused(d.label, refused)
     ok = [
         d
         for d in every
@@ -326,9 +321,7 @@ def soak_scenarios(
     return http[:1]
 
 
-def from_tuning(
-    opts: RunOptions, templates: list[Deployment], console: Console
-) -> list[Deployment]:
+def from_tuning(opts: RunOptions, templates: list[Deployment], show: Show) -> list[Deployment]:
     """--config-from RUN: each server at the configuration that tuning run found best."""
     assert opts.config_from is not None
     raw = Path(opts.config_from)
@@ -342,7 +335,7 @@ def from_tuning(
     found = configured(document, templates)
     for d in templates:
         if d.own is None and d.server.name not in document.tuning.best:
-            console.print(f"[yellow]skipped[/] {d.server.name}: not tuned in {path.name}")
+            show.line(f"skipped {d.server.name}: not tuned in {path.name}")
     if not any(d.own is None for d in found):
         raise OptionError(f"--config-from: {path} tuned none of the servers asked")
     return found

@@ -1,6 +1,7 @@
 """What every timed job shares: the refusals before anything starts, the results
 document and its recorder, signals and the watchdog, CPU pinning, progress, and the
-end (saved, printed, judged). A job's own part is its :class:`Mode` (djbench.run.modes).
+end (saved and judged; the command shows it: djbench.reports.endings). A job's own part
+is its :class:`Mode` (djbench.run.modes).
 
     check -> select -> refuse -> reap, watchdog -> plan -> record -> run -> finish
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import secrets
 import time
 from collections.abc import Iterator
@@ -17,7 +19,6 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connections
-from rich.console import Console
 from rich.markup import escape
 
 from djbench.launch.process import pinned_self, reap, start_watchdog, terminate_on_signals
@@ -25,22 +26,11 @@ from djbench.measure.drivers import unavailable
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
-from djbench.reports import outputs
-from djbench.reports.console import (
-    console_for,
-    print_held,
-    print_results,
-    print_skipped,
-    trial_line,
-)
-from djbench.reports.gate_output import print_hops
-from djbench.reports.mix_output import print_mixes
-from djbench.reports.outputs import CiFiles, answer_lines
-from djbench.reports.words import budget_text, say
 from djbench.results import store
 from djbench.results.model import PairResult
 from djbench.run import exits, logins, pilot, record, remote, resume, services, variants
-from djbench.run.exits import Outcome
+from djbench.run.exits import Ended
+from djbench.run.gates import new_run_id
 from djbench.run.modes.base import Context, Invocation, Mode
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder, SaveFailed
@@ -56,12 +46,15 @@ from djbench.run.selection import (
     select,
     target_announcement,
 )
+from djbench.run.show import Show
+from djbench.verdicts import thresholds
+from djbench.verdicts.runs import load_run
 
 
 class TimedMode(Mode):
     """A job that loads servers: the shared flow, with its own part in ``run``."""
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Ended:
         return run_timed(command, self, opts, how)
 
 
@@ -89,22 +82,21 @@ def resumed(run_id: str, asked: RunOptions, how: Invocation) -> tuple[RunOptions
     return opts, dataclasses.replace(how, resumed=document, path=path)
 
 
-def begin(console: Console, opts: RunOptions) -> None:
+def begin(show: Show, opts: RunOptions) -> None:
     """Once every refusal is behind: earlier runs' leftovers stopped, the watchdog on."""
     for left in reap(Path(opts.output)):
-        console.print(f"[yellow]stopped[/] {escape(left)}: left running by an earlier runbench")
+        show.line(f"stopped {left}: left running by an earlier runbench")
     start_watchdog(Path(opts.output))
 
 
-def selected(opts: RunOptions) -> Selection:
+def selected(opts: RunOptions, show: Show) -> Selection:
     """The selection, refused when nothing can run or the results cannot be written."""
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
     selection = select(opts)
     if not selection.servers and not selection.own:
-        raise CommandError(
-            "no server to run: " + "; ".join(f"{k} {say(v)}" for k, v in selection.skipped.items())
-        )
+        said = "; ".join(f"{k} {show.words(v)}" for k, v in selection.skipped.items())
+        raise CommandError("no server to run: " + said)
     return selection
 
 
@@ -121,7 +113,7 @@ def setup_project(command: BaseCommand, project: Project) -> None:
 
 
 def planned(
-    mode: Mode, opts: RunOptions, selection: Selection, console: Console
+    mode: Mode, opts: RunOptions, selection: Selection, show: Show
 ) -> tuple[Plan, list[PairResult]]:
     """The plan of a timed job, and the pairs it refuses (recorded, not run)."""
     driver = driver_for(opts)
@@ -132,9 +124,9 @@ def planned(
     if (missing := unavailable(driver)) is not None:
         raise OptionError(missing)
     assert opts.seed is not None
-    to_run, not_run, refused_why = runnable(selection, opts, console, driver)
+    to_run, not_run, refused_why = runnable(selection, opts, show, driver)
     if opts.config_from is not None:
-        to_run = from_tuning(opts, to_run, console)
+        to_run = from_tuning(opts, to_run, show)
     plan = Plan(
         deployments=to_run,
         scenarios=chosen,
@@ -150,40 +142,39 @@ def planned(
     return plan, refused
 
 
-def run_timed(
-    command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocation
-) -> Outcome | None:
+def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocation) -> Ended:
     started = time.monotonic()
     if opts.seed is None:
         opts = opts.model_copy(update={"seed": secrets.randbelow(2**31)})
-    selection = selected(opts)
-    console = console_for(command.stdout, no_color=how.no_color)
-    plan, refused = planned(mode, opts, selection, console)
-    begin(console, opts)
-    print_skipped(console, selection.skipped)
+    show = how.show
+    selection = selected(opts, show)
+    plan, refused = planned(mode, opts, selection, show)
+    begin(show, opts)
+    show.skipped(selection.skipped)
     if opts.setup and opts.target is None:  # a target's data is its own
         setup_project(command, selection.project)
     if opts.target is not None:
-        console.print(escape(target_announcement(opts, plan)))
+        show.line(target_announcement(opts, plan))
     plan = dataclasses.replace(plan, scenarios=logins.prepare(plan.scenarios))
-    document, path = record.open_document(selection, opts, plan, how.resumed, how.path)
-    run_dir = Path(opts.output) / document.run_id
-    if opts.fit and how.resumed is None:
-        opts, plan, document.plan.fit = pilot.fitted(console, selection, opts, plan, run_dir)
-        document.plan.options = opts.model_dump(mode="json")
-        document.plan.concurrency, document.plan.duration = plan.concurrency, opts.duration
+    resumed = (how.resumed, how.path) if how.resumed and how.path else None
+    run_id = how.resumed.run_id if how.resumed else new_run_id()
+    run_dir = Path(opts.output) / run_id
+    fit = None
+    if opts.fit and resumed is None:  # the plan as it will run, before its document
+        opts, plan, fit = pilot.fitted(show, selection, opts, plan, run_dir)
+    document, path = record.open_document(selection, opts, plan, resumed, run_id, fit)
     document.status = "running"
     known = {e.label for e in document.results}  # a resumed run has them already
     document.results += [e for e in refused if e.label not in known]
     recorder = Recorder(path, document)
     recorder.save()
-    total = announce(console, mode, opts, selection, plan, document.run_id, how.until_round)
+    total = announce(show, mode, opts, selection, plan, document.run_id, how.until_round)
     with (
         interrupted_says(recorder, Path(opts.output)),
         terminate_on_signals(),
         pinned_self(selection.driver_cpus),
-        progress_bar(console, total) as progress,
-        remote.master_for(opts, plan, run_dir, selection.driver_cpus, console) as ready,
+        progress_bar(show, total) as progress,
+        remote.master_for(opts, plan, run_dir, selection.driver_cpus, show.console) as ready,
     ):
         ctx = Context(
             selection.project, selection, opts, ready, recorder, run_dir, progress,
@@ -191,11 +182,11 @@ def run_timed(
         )  # fmt: skip
         mode.run(ctx)
         if opts.budget is not None and how.until_round is None and mode.says_budget(opts):
-            console.print(escape(budget_text(document.plan)))
+            show.line(show.budget(document.plan))
     if how.until_round is not None and how.until_round < plan.trials:
-        pause(console, recorder, how.until_round, Path(opts.output))
-        return None
-    return finish(console, mode, recorder, run_dir, how.ci, opts.on_inconclusive)
+        pause(show, recorder, how.until_round, Path(opts.output))
+        return Ended()
+    return finish(mode, recorder, run_dir, opts.on_inconclusive)
 
 
 @contextlib.contextmanager
@@ -222,13 +213,13 @@ def interrupted_says(recorder: Recorder, output: Path) -> Iterator[None]:
         ) from None
 
 
-def progress_lines(console: Console, total: int) -> Progress:
+def progress_lines(show: Show, total: int) -> Progress:
     done, planned = [0], [total]
 
     def out(text: str) -> None:
-        console.print(escape(text))
+        show.line(text)
         with contextlib.suppress(AttributeError, OSError, ValueError):
-            console.file.flush()
+            show.console.file.flush()
 
     def advance(n: int, label: str) -> None:
         done[0] += n
@@ -239,26 +230,26 @@ def progress_lines(console: Console, total: int) -> Progress:
     return Progress(
         advance=advance,
         say=out,
-        finished=lambda label, trial: out(trial_line(done[0], planned[0], label, trial)),
+        finished=lambda label, trial: out(show.trial(done[0], planned[0], label, trial)),
         grow=grow,
+        words=show.words,
+        capacity=show.capacity,
     )
 
 
-def pause(console: Console, recorder: Recorder, at: int, output: Path) -> None:
+def pause(show: Show, recorder: Recorder, at: int, output: Path) -> None:
     """--until-round: the run stops after that round, saved as interrupted."""
     recorder.document.status = "interrupted"
     recorder.save()
-    console.print(
-        escape(
-            f"Paused after round {at} of {recorder.document.plan.trials}: {recorder.path}; "
-            f"continue with manage.py runbench --resume {recorder.document.run_id} "
-            f"--output {output}"
-        )
+    show.line(
+        f"Paused after round {at} of {recorder.document.plan.trials}: {recorder.path}; "
+        f"continue with manage.py runbench --resume {recorder.document.run_id} "
+        f"--output {output}"
     )
 
 
 def announce(
-    console: Console,
+    show: Show,
     mode: Mode,
     opts: RunOptions,
     selection: Selection,
@@ -280,59 +271,40 @@ def announce(
         + ("" if opts.budget is None or until_round is not None else mode.budget_line(opts))
     )
     for text in (line, *mode.more(opts, plan, selection)):
-        console.print(escape(text))
+        show.line(text)
     return mode.ticks(opts, plan, selection)
 
 
-def finish(
-    console: Console,
-    mode: Mode,
-    recorder: Recorder,
-    run_dir: Path,
-    ci: CiFiles,
-    on_inconclusive: str = "pass",
-) -> Outcome | None:
-    """The run complete: saved, every table printed, the report and the guide written
-    beside the results, and the answer last; exit 3 when nothing was measured."""
+def finish(mode: Mode, recorder: Recorder, run_dir: Path, on_inconclusive: str = "pass") -> Ended:
+    """The run complete and saved, and judged: exit 3 when nothing was measured, 1 when
+    a threshold of the scenario file was missed (or, with --on-inconclusive fail, too
+    close to call). The command shows the rest (djbench.reports.endings)."""
     document = recorder.document
     document.status = "complete"
     document.finished = store.now()
     recorder.save()
-    print_results(console, document)
-    mode.present(console, document)
-    print_mixes(console, document)
-    print_held(console, document)
-    print_hops(console, document)
-    written = outputs.write_beside(recorder.path) + outputs.write_ci(recorder.path, ci)
-    for text in answer_lines(recorder.path):
-        console.print(escape(text))
-    console.print(escape(f"Results: {recorder.path}\nLogs: {run_dir / 'logs'}"))
-    for text in written:
-        console.print(escape(text))
+    ended = functools.partial(Ended, recorder.path, run_dir)
     if not mode.measured(document):
-        return exits.incomplete("nothing was measured: every pair failed or was refused")
-    if missed := outputs.missed_thresholds(recorder.path):
-        return exits.verdict(f"{len(missed)} threshold(s) missed: {missed[0]}")
-    if open_ := outputs.missed_thresholds(recorder.path, verdict="too close"):
-        if on_inconclusive == "fail":
-            return exits.verdict(
-                f"{len(open_)} threshold(s) too close to call (--on-inconclusive fail): {open_[0]}"
+        return ended(outcome=exits.incomplete("nothing_measured"))
+    checks = thresholds.of_run(load_run(recorder.path))
+    for verdict, fails in (("missed", True), ("too close", on_inconclusive == "fail")):
+        found = [(p, c) for p, c in checks if c.verdict == verdict]
+        if found and fails:
+            p, c = found[0]
+            first = {"label": p.label, "scenario": p.scenario, **dataclasses.asdict(c)}
+            return ended(
+                outcome=exits.verdict("thresholds", verdict=verdict, count=len(found), first=first)
             )
-        console.print(
-            escape(
-                f"{len(open_)} threshold(s) too close to call: not a pass, not a miss "
-                "(--on-inconclusive fail makes them exit 1)"
-            )
-        )
-    return None
+    return ended()
 
 
 @contextlib.contextmanager
-def progress_bar(console: Console, total: int) -> Iterator[Progress]:
+def progress_bar(show: Show, total: int) -> Iterator[Progress]:
     """A progress bar on a terminal; elsewhere (a pipe, a file, CI) a flushed line per
     finished trial and per message, so that a log shows the run as it goes."""
+    console = show.console
     if not console.is_terminal:
-        yield progress_lines(console, total)
+        yield progress_lines(show, total)
         return
     from rich.progress import (
         BarColumn,
@@ -360,4 +332,10 @@ def progress_bar(console: Console, total: int) -> Iterator[Progress]:
         def grow(n: int) -> None:
             bar.update(task, total=(bar.tasks[0].total or 0) + n)
 
-        yield Progress(advance=advance, say=lambda m: bar.console.print(escape(m)), grow=grow)
+        yield Progress(
+            advance=advance,
+            say=lambda m: bar.console.print(escape(m)),
+            grow=grow,
+            words=show.words,
+            capacity=show.capacity,
+        )

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from djbench.launch.servers import tuned_file, tuned_settings
 from djbench.results.model import RunDocument
+from djbench.servers import SERVERS
 
-Outcome = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
+Fate = Literal["best", "dropped", "undecided", "failed", "unmeasured"]
 
 
 def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
@@ -31,7 +31,8 @@ def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
         deploy_file = command.config_file if command else None
         native = None
         if deploy_file and Path(deploy_file).exists():
-            lines = tuned_settings(server, found.workers, found.threads, found.knobs)
+            spec = SERVERS[server]
+            lines = spec.tuned_settings(found.workers, found.threads, found.knobs)
             header = (
                 f"Tuned by djbench (runbench --tune, run {document.run_id}): the best of "
                 f"{sum(1 for c in document.tuning.candidates if c.server == server)} "
@@ -40,7 +41,7 @@ def write_files(document: RunDocument, run_dir: Path) -> dict[str, str]:
             native = folder / server / Path(deploy_file).name
             native.parent.mkdir(parents=True, exist_ok=True)
             native.write_text(
-                tuned_file(Path(deploy_file).read_text(encoding="utf-8"), server, lines, header)
+                spec.tuned_file(Path(deploy_file).read_text(encoding="utf-8"), lines, header)
             )
         data = {
             "server": server,

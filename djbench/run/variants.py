@@ -19,6 +19,7 @@ from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice, PairResult
 from djbench.run.gates import new_pair
+from djbench.servers import caddy
 
 Variant = tuple[tuple[str, str], ...]
 
@@ -98,11 +99,9 @@ def driver_refused(deployment: Deployment, driver: Driver | None) -> Notice | No
     direct, where it has one) and h2c in clear (issue 27); and
     h2load's timed HTTP/1.1 run never ends against a server that closes every
     connection (nghttp2 1.52; djbench/measure/drivers/h2load.py)."""
-    from djbench.launch.proxy import TLS_PROXIES
-
-    tls = deployment.proxy in TLS_PROXIES
+    tls = deployment.proxy in caddy.TLS_PROXIES
     spec = deployment.server
-    if deployment.proxy == "none" and deployment.protocol in ("h2", "h2c"):
+    if deployment.proxy == caddy.NONE and deployment.protocol in ("h2", "h2c"):
         installed = spec.installed()
         own = spec.own.refused(installed[0] if installed else None, deployment.protocol)
         if own is not None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 from djbench.results.model import Capacity, CapacityStep, LoadPoint, Trial
 from djbench.verdicts import capacity_fit
@@ -65,12 +65,28 @@ def connections_for(rate: float, slo_ms: float) -> int:
     return max(MIN_CONNECTIONS, int(2 * rate * slo_ms / 1000 + 0.999))
 
 
+StepFailure = Literal[
+    "p99_above_slo",
+    "page_p99_above_slo",
+    "errors",
+    "short",
+    "late",
+    "rising",
+    "driver_busy",
+    "driver_failed",
+    "failed",
+]
+SearchStop = Literal[
+    "ceiling", "driver_busy", "driver_failed", "never_passed", "budget", "screening"
+]
+
+
 @dataclass(frozen=True)
-class Outcome:
+class StepVerdict:
     """What one step showed, judged: passed, or the reason (a code) it did not."""
 
     passed: bool
-    why: str | None = None  # p99_above_slo, errors, short, late, driver_busy, failed
+    why: StepFailure | None = None
 
 
 def judge(
@@ -85,27 +101,27 @@ def judge(
     window_s: float | None = None,
     rising: bool = False,
     pages_over: bool = False,
-) -> Outcome:
+) -> StepVerdict:
     """`window_s`: a window holds a whole number of due requests, so at a few req/s the
     achieved rate may miss 99% of the offered by less than one request: that is allowed.
     `rising`: the window's latency climbed across its slices (a queue growing).
     `pages_over`: a mix's page missed its own p99 target (its scenario's thresholds)."""
     slack = 1 / window_s if window_s else 0.0
     if late_share > LATE_SHARE and driver_busy:
-        return Outcome(False, "driver_busy")
+        return StepVerdict(False, "driver_busy")
     if error_rate > max_error_rate:
-        return Outcome(False, "errors")
+        return StepVerdict(False, "errors")
     if p99_ms is None or p99_ms > slo_ms:
-        return Outcome(False, "p99_above_slo")
+        return StepVerdict(False, "p99_above_slo")
     if pages_over:
-        return Outcome(False, "page_p99_above_slo")
+        return StepVerdict(False, "page_p99_above_slo")
     if achieved + slack < COMPLETION_SHARE * offered:
-        return Outcome(False, "short")
+        return StepVerdict(False, "short")
     if late_share > LATE_SHARE:
-        return Outcome(False, "late")
+        return StepVerdict(False, "late")
     if rising:
-        return Outcome(False, "rising")
-    return Outcome(True)
+        return StepVerdict(False, "rising")
+    return StepVerdict(True)
 
 
 def rising(slices: list[LoadPoint]) -> bool:
@@ -133,7 +149,7 @@ class Search:
     resolution: float = RESOLUTION
     passed: float | None = None  # the highest rate that passed
     failed: float | None = None  # the lowest rate above it that failed
-    stopped: str | None = None  # ceiling, driver_busy, never_passed (budget: the flow's)
+    stopped: SearchStop | None = None  # (budget: the flow's)
     tried: list[float] = field(default_factory=list)
 
     def next_rate(self) -> float | None:
@@ -155,7 +171,7 @@ class Search:
             return None
         return (self.passed + self.failed) / 2
 
-    def record(self, rate: float, outcome: Outcome) -> None:
+    def record(self, rate: float, outcome: StepVerdict) -> None:
         self.tried.append(rate)
         if outcome.why in DRIVER_CODES:
             self.stopped = "driver_busy" if outcome.why == "driver_busy" else "driver_failed"
@@ -176,7 +192,7 @@ def step_of(
 ) -> CapacityStep:
     """One window's figures and its judgement; a mix's pages held to their own p99
     targets where the file gives them (`page_slos`), besides the mix's to `slo_ms`."""
-    late = int(trial.extra.get("late_starts") or 0)
+    late = trial.driver_figures.late_starts or 0
     due = trial.requests + trial.error_count
     late_share = late / due if due else 0.0
     busy = any(w.code == "driver_busy" for w in trial.warnings)
@@ -187,7 +203,7 @@ def step_of(
         p.name in targets and (p.latency_ms.p99 or 0.0) > targets[p.name] for p in trial.pages or []
     )
     outcome = (
-        Outcome(False, "failed")
+        StepVerdict(False, "failed")
         if trial.invalid is not None and trial.invalid.code == "driver_failed"
         else judge(
             offered,
@@ -245,7 +261,7 @@ def search(
             return found
         step = measure(rate, "search")
         found.steps.append(step)
-        state.record(rate, Outcome(step.passed, step.why))
+        state.record(rate, StepVerdict(step.passed, cast("StepFailure | None", step.why)))
     found.stopped = state.stopped
     if state.passed is not None and state.failed is not None:
         found.bracket = (round(state.passed, 1), round(state.failed, 1))

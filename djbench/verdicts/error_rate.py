@@ -26,13 +26,13 @@ from typing import Literal
 from djbench.results.model import Notice
 from djbench.verdicts.thresholds import wilson
 
-Verdict = Literal["within", "beyond", "close", "too few"]
+ErrorRateVerdict = Literal["within", "beyond", "close", "too few"]
 RULE_OF_THREE = 3.0
 
 
 @dataclass(frozen=True)
 class Judged:
-    verdict: Verdict
+    verdict: ErrorRateVerdict
     rate: float
     interval: tuple[float, float] | None = None
     needed: int | None = None  # the requests a window needs to judge this limit

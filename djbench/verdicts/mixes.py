@@ -1,4 +1,4 @@
-"""A mix's figures per page, read from a run's results (djbench.plan.mixes).
+"""A mix's figures per page, read from a run's results (djbench.plan.scenarios).
 
 For each pair that loaded a mix: each page's share of the answers (against its weight),
 req/s, p50 and p99 (medians over the pair's valid trials), errors (summed), and, when

@@ -72,13 +72,13 @@ def broadcast_rates(entry: PairResult) -> tuple[float, float, int] | None:
 
     Its req/s figure is deliveries per second; messages in are what the members sent.
     """
-    trials = [t for t in entry.trials if t.valid and t.extra.get("mode") == "ws-broadcast"]
+    trials = [t for t in entry.trials if t.valid and t.driver_figures.mode == "ws-broadcast"]
     if not trials:
         return None
     return (
-        stats.median([float(t.extra["messages_in_per_s"]) for t in trials]),
-        stats.median([float(t.extra["deliveries_per_s"]) for t in trials]),
-        max(int(t.extra["members"]) for t in trials),
+        stats.median([t.driver_figures.messages_in_per_s or 0.0 for t in trials]),
+        stats.median([t.driver_figures.deliveries_per_s or 0.0 for t in trials]),
+        max(t.driver_figures.members or 0 for t in trials),
     )
 
 

@@ -31,24 +31,19 @@ from djbench.results.model import Capacity
 from djbench.verdicts.runs import Pair, Run
 
 CONFIDENCE = 0.95
-Verdict = Literal["met", "missed", "too close"]
-# What each threshold reads, and how it is said.
-METRICS = {
-    "p99_ms": ("p99", "ms"),
-    "error_rate": ("error rate", ""),
-    "peak_pss_mib": ("peak PSS", "MiB"),
-    "capacity_per_core": ("capacity per core", "req/s"),
-}
+ThresholdVerdict = Literal["met", "missed", "too close"]
+# What a scenario file may hold its pairs to (djbench.reports.threshold_words says them).
+METRICS = ("p99_ms", "error_rate", "peak_pss_mib", "capacity_per_core")
 AT_LEAST = frozenset({"capacity_per_core"})  # the others are "at most"
 
 
 @dataclass(frozen=True)
 class Check:
-    metric: str  # a key of METRICS
+    metric: str  # one of METRICS
     limit: float  # at most this
     value: float
     interval: tuple[float, float] | None
-    verdict: Verdict
+    verdict: ThresholdVerdict
 
 
 def t_interval(
@@ -75,7 +70,9 @@ def wilson(failed: int, total: int, confidence: float = CONFIDENCE) -> tuple[flo
     return float(found.low), float(found.high)
 
 
-def _verdict(limit: float, interval: tuple[float, float] | None, least: bool = False) -> Verdict:
+def _verdict(
+    limit: float, interval: tuple[float, float] | None, least: bool = False
+) -> ThresholdVerdict:
     if interval is None:
         return "too close"
     low, high = interval
@@ -115,30 +112,6 @@ def capacity_at_least(limit: float, capacity: Capacity) -> Check | None:
     if capacity.rps is None and verdict == "met":  # nothing confirmed: not a pass
         verdict = "too close"
     return Check("capacity_per_core", limit, value, bounds, verdict)
-
-
-def said(check: Check) -> str:
-    """'p99 32.1 ms [29.0-35.5] > 1 ms' and the like."""
-    name, unit = METRICS[check.metric]
-
-    def shown(value: float) -> str:
-        return f"{value:.2%}" if check.metric == "error_rate" else f"{value:,.1f}"
-
-    bounds = ""
-    if check.interval is not None:
-        low, high = check.interval
-        bounds = f" [{shown(low)}-{'no failure' if math.isinf(high) else shown(high)}]"
-        if check.metric in AT_LEAST:
-            bounds = f" (search bracket{bounds})"
-    limit = f"{check.limit:.2%}" if check.metric == "error_rate" else f"{check.limit:g} {unit}"
-    value = shown(check.value) + (f" {unit}" if unit else "")
-    least = check.metric in AT_LEAST
-    relation = {
-        "met": ">=" if least else "<=",
-        "missed": "<" if least else ">",
-        "too close": "too close to call against",
-    }
-    return f"{name} {value}{bounds} {relation[check.verdict]} {limit}"
 
 
 def of_pair(pair: Pair, declared: dict[str, float]) -> list[Check]:

@@ -15,12 +15,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from djbench.management.options import add_runs
-from djbench.reports.comparable import reachable
-from djbench.reports.compare import compare
-from djbench.reports.compare_output import markdown, print_table
+from djbench.reports.compare_output import as_json, markdown, print_table
 from djbench.reports.console import console_for
+from djbench.reports.words import say
 from djbench.results.store import ResultsError, given_or_newest
-from djbench.verdicts.engine import decide
+from djbench.verdicts import rules
+from djbench.verdicts.comparable import reachable
+from djbench.verdicts.compare import compare
 from djbench.verdicts.runs import load_run
 
 
@@ -38,16 +39,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--threshold",
             type=float,
-            default=decide.THRESHOLD,
+            default=rules.THRESHOLD,
             help="smallest change that counts, and the equivalence margin, as a fraction "
-            f"(default {decide.THRESHOLD})",
+            f"(default {rules.THRESHOLD})",
         )
         parser.add_argument(
             "--alpha",
             type=float,
-            default=decide.ALPHA,
+            default=rules.ALPHA,
             help="false discovery rate over every pair x metric (Benjamini-Hochberg) of "
-            f"Welch's t on log trial values (default {decide.ALPHA})",
+            f"Welch's t on log trial values (default {rules.ALPHA})",
         )
         parser.add_argument(
             "--json", dest="json_path", type=Path, help="write the verdicts as JSON"
@@ -89,11 +90,11 @@ class Command(BaseCommand):
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if (why := reachable(base_run, new_run)) is not None:
-            raise CommandError(why, returncode=2)
+            raise CommandError(say(why), returncode=2)
         result = compare(base_run, new_run, threshold=threshold, alpha=alpha)
         print_table(console_for(self.stdout, no_color=options.get("no_color", False)), result)
         if json_path:
-            json_path.write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+            json_path.write_text(json.dumps(as_json(result), indent=2) + "\n")
         if markdown_path:
             markdown_path.write_text(markdown(result))
         if result.worse:

@@ -13,6 +13,7 @@ from django.db import DatabaseError
 from djbench.plan import accesslogs, discover, drafts, owncommands, sitepages
 from djbench.plan.options import OptionError, split_list
 from djbench.plan.project import PACKAGED_DEPLOY, current
+from djbench.servers import discovery
 
 # A replay at the log's own rate: a window of this length needs this many answers for
 # its p99 to rest on more than one request (as the pilot's fitted windows do).
@@ -99,7 +100,7 @@ class Command(BaseCommand):
                 f"({len(found.skipped)} page(s) skipped; the commonest reasons are above)"
             )
         scenarios, document = drafts.draft(found.kept)
-        own = owncommands.find(
+        own = discovery.find(
             project.directory, project.wsgi_app, (project.deploy_dir, PACKAGED_DEPLOY)
         )
         if own:

@@ -15,7 +15,10 @@ from django.core.management.base import (
 
 from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
+from djbench.reports import endings
+from djbench.reports.console import console_for
 from djbench.reports.outputs import CiFiles
+from djbench.reports.show import ConsoleShow
 from djbench.run import cli, exits, modes, services, session
 from djbench.run.flags import Job
 from djbench.run.modes import Invocation
@@ -86,18 +89,20 @@ class Command(BaseCommand):
             until = options["until_round"]
             if until is not None and until < 1:
                 raise OptionError("--until-round takes a round number of at least 1")
-            ci = CiFiles(options["summary"], options["junit"], options["bmf"])
-            how = Invocation(no_color=options["no_color"], until_round=until, ci=ci)
+            show = ConsoleShow(console_for(self.stdout, no_color=options["no_color"]))
+            how = Invocation(show=show, until_round=until)
             mode = modes.for_command(job.name, options)
             if options["resume"]:  # the run's own options, and so its own job
                 opts, how = session.resumed(options["resume"], opts, how)
                 mode = modes.for_options(opts)
-            problem = mode.main(self, opts, how)
+            ended = mode.main(self, opts, how)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=exits.USAGE) from None
         except KeyboardInterrupt:
             raise CommandError(
                 "interrupted; every server was stopped", returncode=exits.INTERRUPTED
             ) from None
-        if problem is not None:  # results are saved; the code says how (run/exits.py)
-            raise CommandError(problem.message, returncode=problem.code)
+        ci = CiFiles(options["summary"], options["junit"], options["bmf"])
+        endings.show(show.console, ended, ci, strict=opts.on_inconclusive == "fail")
+        if (outcome := ended.outcome) is not None:  # results are saved; run/exits.py
+            raise CommandError(show.words(outcome.why), returncode=outcome.code)

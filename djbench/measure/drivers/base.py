@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 # Re-exported: where drivers and trials have always found it.
 from djbench.plan.fitting import request_timeout as request_timeout
+from djbench.results.driver_model import DriverFigures
 
 BUILTIN_MARKER = "DJBENCH-BUILTIN "  # the builtin driver's result line starts with it
 WS_MARKER = "DJBENCH-WS "  # and the WebSocket driver's
@@ -22,7 +23,7 @@ class DriverError(Exception):
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a mix as a driver sends it (djbench.plan.mixes): drawn by weight."""
+    """One page of a mix as a driver sends it (djbench.plan.scenarios): drawn by weight."""
 
     name: str
     weight: float
@@ -83,7 +84,7 @@ class LoadResult:
     errors: dict[str, int] = field(default_factory=dict)  # socket errors by kind
     non_2xx: int = 0
     latency_ms: dict[str, float] = field(default_factory=dict)  # p50 p90 p99 p999 max mean
-    extra: dict[str, Any] = field(default_factory=dict)
+    figures: DriverFigures = field(default_factory=DriverFigures)  # the driver's own
     # Responses whose status is not the expected one: the only status "error".
     unexpected: int = 0
     status: dict[str, int] = field(default_factory=dict)  # responses by status code
@@ -118,6 +119,7 @@ class LoadResult:
             "steady_window",
         ):
             data.pop(key)
+        data["driver_figures"] = data.pop("figures")
         data["rps"] = round(self.rps, 2)
         return data
 

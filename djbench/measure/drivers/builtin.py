@@ -13,6 +13,7 @@ from djbench.measure.drivers.base import (
     marked_json,
     marked_lines,
 )
+from djbench.results.driver_model import DriverFigures
 
 
 class BuiltinDriver(Defaults):
@@ -92,20 +93,7 @@ class BuiltinDriver(Defaults):
             errors=data["errors"],
             non_2xx=data["non_2xx"],
             latency_ms=data["latency_ms"],
-            extra={
-                k: data[k]
-                for k in (
-                    "late_starts",
-                    "mode",
-                    "rate",
-                    "after_window",
-                    "hung",
-                    "resent",
-                    "timeout_s",
-                    "seed",
-                )
-                if k in data
-            },
+            figures=DriverFigures.of(data),
             unexpected=data["unexpected_status"],
             status=data["status"],
             in_flight=data["in_flight_mean"],

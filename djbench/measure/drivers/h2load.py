@@ -41,6 +41,7 @@ from djbench.measure.drivers.base import (
     LoadSpec,
     percentiles_ms,
 )
+from djbench.results.driver_model import DriverFigures
 
 MAX_LATENCY_US = 3_600_000_000
 WARMUP_S = 1.0  # h2load's own warm-up, at most: its connections are open when it measures
@@ -185,11 +186,11 @@ def parse_output(stdout: str, expect_status: int | None = None) -> LoadResult:
         latency_ms=percentiles_ms(histogram),
         unexpected=unexpected,
         status=dict(sorted(status.items())),
-        extra={
-            "protocol": protocol["name"] if protocol else None,
-            "h2load_total": int(summary["total"]),
-            "h2load_succeeded": int(summary["ok"]),
-            "h2load_failed": int(summary["failed"]),
-            "cut_at_end": cut,
-        },
+        figures=DriverFigures(
+            protocol=protocol["name"] if protocol else None,
+            h2load_total=int(summary["total"]),
+            h2load_succeeded=int(summary["ok"]),
+            h2load_failed=int(summary["failed"]),
+            cut_at_end=cut,
+        ),
     )

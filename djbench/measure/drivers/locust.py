@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from djbench.measure.drivers.base import Defaults, DriverError, LoadResult, LoadSpec, marked_json
+from djbench.results.driver_model import DriverFigures
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 MARKER = "DJBENCH-LOCUST "
@@ -58,12 +59,12 @@ class LocustDriver(Defaults):
     install_hint = 'pip install "djbench[locust]"'
 
     def available(self) -> bool:
-        from djbench.launch.servers import executable_path
+        from djbench.servers import executable_path
 
         return importlib.util.find_spec("locust") is not None and bool(executable_path("locust"))
 
     def version(self) -> str | None:
-        from djbench.launch.servers import executable_path
+        from djbench.servers import executable_path
 
         exe = executable_path("locust")
         if exe is None:
@@ -77,7 +78,7 @@ class LocustDriver(Defaults):
 
     def argv(self, spec: LoadSpec) -> list[str]:
         from djbench.launch.process import free_port
-        from djbench.launch.servers import executable_path
+        from djbench.servers import executable_path
 
         if spec.master_web is not None:  # a lasting master (remote workers): drive it
             return [sys.executable, "-m", "djbench.measure.drivers.locustctl", spec.master_web]
@@ -159,21 +160,5 @@ class LocustDriver(Defaults):
             warmup={"seconds": data.get("warmup_s", 0.0), "settled": None},
             steady_window=True,
             pages=data.get("pages") or [],
-            extra={
-                k: data[k]
-                for k in (
-                    "hung",
-                    "users_at_open",
-                    "users_expected",
-                    "worker_cpu_percent",
-                    "workers_reported",
-                    "workers_expected",
-                    "locust_total_requests",
-                    "locust_total_failures",
-                    "worker_probe",
-                    "windows_wall",
-                    "seed",
-                )
-                if k in data
-            },
+            figures=DriverFigures.of(data),
         )

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from djbench.launch.process import RECORD_DIR, ProcessTree, ServerError, free_port, pinned
-from djbench.launch.servers import executable_path
 from djbench.measure.drivers.locust import LOCUSTFILE
+from djbench.servers import executable_path
 
 DEFAULT_PORT = 5557  # Locust's own default master port
 

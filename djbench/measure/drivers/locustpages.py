@@ -1,4 +1,4 @@
-"""A mix's pages in djbench's Locust driver (djbench.plan.mixes): each request's page
+"""A mix's pages in djbench's Locust driver (djbench.plan.scenarios): each request's page
 drawn by weight, each page's figures kept by the process that sent it and merged by
 the master, as the window's totals are (djbench.measure.drivers.locustfile).
 

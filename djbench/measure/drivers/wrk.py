@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from djbench.measure.drivers.base import Defaults, LoadResult, LoadSpec, marked_json
+from djbench.results.driver_model import DriverFigures
 
 SCRIPT = Path(__file__).with_name("wrk_report.lua")
 MARKER = "DJBENCH-WRK "
@@ -97,7 +98,9 @@ def parse_output(stdout: str) -> LoadResult:
         latency_ms={
             k: round(lat[k] / 1000, 3) for k in ("p50", "p90", "p99", "p999", "max", "mean")
         },
-        extra={"bytes": int(data["bytes"]), "latency_stdev_ms": round(lat["stdev"] / 1000, 3)},
+        figures=DriverFigures(
+            bytes=int(data["bytes"]), latency_stdev_ms=round(lat["stdev"] / 1000, 3)
+        ),
         unexpected=int(statuses["unexpected"]),
         status={k: int(v) for k, v in sorted(statuses["status"].items())},
     )

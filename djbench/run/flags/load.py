@@ -12,7 +12,7 @@ from djbench.run.flags.base import (
     _g,
     _joined,
 )
-from djbench.verdicts.engine import decide
+from djbench.verdicts import rules
 
 LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
@@ -180,7 +180,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "threshold",
-        f"smallest change that counts, and the equivalence margin (default {decide.THRESHOLD})",
+        f"smallest change that counts, and the equivalence margin (default {rules.THRESHOLD})",
         MATRIX,
         frozenset({"matrix"}),
         float,
@@ -189,7 +189,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "alpha",
         f"false discovery rate over pairs x metrics x cells and the looks (default "
-        f"{decide.ALPHA}; paired t on per-round log-ratios)",
+        f"{rules.ALPHA}; paired t on per-round log-ratios)",
         MATRIX,
         frozenset({"matrix"}),
         float,

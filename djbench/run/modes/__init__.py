@@ -11,7 +11,7 @@ from djbench.plan.runplan import RunOptions
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.modes.capacity import CapacityMode
 from djbench.run.modes.churn import ChurnMode
-from djbench.run.modes.listing import ListMode
+from djbench.run.modes.inventory import ListMode
 from djbench.run.modes.matrix import MatrixMode
 from djbench.run.modes.rounds import RoundsMode
 from djbench.run.modes.soak import SoakMode

@@ -1,5 +1,6 @@
 """The one shape of a runbench job (a mode): what it refuses, the line that says what
-it will do, how many steps its progress counts, what it runs and what it prints.
+it will do, how many steps its progress counts, and what it runs; what it leaves for the
+command to show (its results file: djbench.run.exits.Ended, djbench.reports.endings).
 
 A job is named in djbench.run.flags.JOBS (its switch, and what it takes there); its
 module under djbench.run.modes holds one subclass of :class:`Mode`. The timed jobs
@@ -10,21 +11,19 @@ share the flow of djbench.run.session (its ``TimedMode``); --list, --verify-only
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-
-from rich.console import Console
 
 from djbench.measure.drivers import Driver
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
-from djbench.reports.outputs import CiFiles
 from djbench.results.model import PairResult, RunDocument
-from djbench.run.exits import Outcome
+from djbench.run.exits import Ended
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
+from djbench.run.show import Show
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -34,15 +33,13 @@ if TYPE_CHECKING:
 class Invocation:
     """What this invocation does with the options (never saved with a run)."""
 
-    no_color: bool = False
+    show: Show
     # --resume: the run's saved document and file (its options are the run's own)
     resumed: RunDocument | None = None
     path: Path | None = None
     # Stop after this many rounds (the file stays resumable): how --matrix interleaves
     # its cells round by round, each round one runbench per cell.
     until_round: int | None = None
-    # --summary, --junit, --bmf: written at the end, from the results
-    ci: CiFiles = field(default_factory=CiFiles)
 
 
 @dataclass(frozen=True)
@@ -107,14 +104,11 @@ class Mode:
     def run(self, ctx: Context) -> None:
         raise NotImplementedError
 
-    def present(self, console: Console, document: RunDocument) -> None:
-        """This job's own tables, after the results every run prints."""
-
     def measured(self, document: RunDocument) -> list[PairResult]:
         """The pairs the job measured (the others are findings): none is exit code 3."""
         return [e for e in document.results if e.status == "ok"]
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
-        """The whole command; how it ended when not with exit 0 (djbench.run.exits), else
-        None (the timed jobs': djbench.run.session.TimedMode)."""
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Ended:
+        """The whole job; what it leaves to show and how it ended (djbench.run.exits;
+        the timed jobs': djbench.run.session.TimedMode)."""
         raise NotImplementedError

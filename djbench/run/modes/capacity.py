@@ -17,8 +17,6 @@ import statistics
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 from djbench.launch.live import LiveServer
 from djbench.measure.drivers import Driver, having
 from djbench.plan.jobplans import CapacityPlan
@@ -26,9 +24,7 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
-from djbench.reports.console import print_capacity
-from djbench.reports.search_words import capacity_text
-from djbench.results.model import Capacity, CapacityStep, PairResult, RunDocument, Trial
+from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
@@ -80,7 +76,7 @@ def run(
                 trial.round = index
             entry.capacity = _per_resources(found, entry.trials)
             summarise(entry, [])
-            progress.say(f"{live.deployment.label} {scenario.name}: {_said(found)}")
+            progress.say(f"{live.deployment.label} {scenario.name}: {_said(found, progress)}")
 
         run_each_pair(project, plan, recorder, run_dir, progress, how.deadline, search)
 
@@ -148,11 +144,11 @@ def _per_resources(found: Capacity, trials: list[Trial]) -> Capacity:
     return found
 
 
-def _said(found: Capacity) -> str:
+def _said(found: Capacity, progress: Progress) -> str:
     passed = [s.offered for s in found.steps if s.passed]
     if found.screening and passed:
         return f"screened: {max(passed):,.0f} req/s passed (bracket to 25%, unconfirmed)"
-    return f"repeat {found.repeats}: {capacity_text(found)}"
+    return f"repeat {found.repeats}: {progress.capacity(found)}"
 
 
 def plan_of(opts: RunOptions) -> CapacityPlan:
@@ -189,6 +185,3 @@ class CapacityMode(PerPairMode):
         job = plan_of(ctx.opts)
         how = How(job.slo_p99, ctx.deadline, steady_s=job.steady_s)
         run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, how)
-
-    def present(self, console: Console, document: RunDocument) -> None:
-        print_capacity(console, document)

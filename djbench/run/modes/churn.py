@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 import psutil
-from rich.console import Console
 
 from djbench.launch.live import Deployment, LiveServer
 from djbench.measure.drivers import Driver, having
@@ -44,8 +43,7 @@ from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
-from djbench.reports.console import print_churn
-from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, RunDocument, Trial
+from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
@@ -153,10 +151,7 @@ def run(
             trial, events = _window(plan, live, scenario, run_dir, kind, rate, window_s)
             trial.round = len(trials)
             trials.append(trial)
-            record.events += events
-            record.unsent += int(trial.extra.get("unsent") or 0)
-            line = trial.timeline
-            record.silent_slices += sum(1 for p in (line.load if line else []) if not p.requests)
+            tally(record, trial, events)
         entry.churn, entry.trials = record, trials
         summarise(entry, [])
         # The errors around an event are the figure here, not a reason to discard it.
@@ -165,6 +160,16 @@ def run(
         progress.say(f"{label}: {_said(record)}")
 
     run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
+
+
+def tally(record: Churn, trial: Trial, events: list[ChurnEvent]) -> None:
+    """One window's events and losses added to the pair's record: the requests due and
+    never sent (the driver counts them among the window's errors, as `unsent`) and the
+    slices that completed nothing."""
+    record.events += events
+    record.unsent += trial.errors.get("unsent", 0)
+    line = trial.timeline
+    record.silent_slices += sum(1 for p in (line.load if line else []) if not p.requests)
 
 
 def _window(
@@ -249,6 +254,3 @@ class ChurnMode(PerPairMode):
             ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, kinds_of(o),
             o.rate or CHURN_RATE, o.duration, ctx.deadline,
         )  # fmt: skip
-
-    def present(self, console: Console, document: RunDocument) -> None:
-        print_churn(console, document)

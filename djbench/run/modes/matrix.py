@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand
-from rich.markup import escape
 
 from djbench.launch import envs
 from djbench.launch.process import terminate_on_signals
@@ -20,16 +19,13 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
-from djbench.reports.console import console_for
-from djbench.reports.matrix_output import print_matrix_result
-from djbench.reports.outputs import write_matrix_ci
 from djbench.results import store
-from djbench.run import matrix_build, matrix_cells, matrix_verdicts
-from djbench.run.exits import Outcome
+from djbench.run import exits, matrix_build, matrix_cells
+from djbench.run.exits import Ended, Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.selection import select
-from djbench.verdicts.engine import decide
+from djbench.verdicts import matrix, rules
 
 
 @dataclass(frozen=True)
@@ -66,21 +62,21 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
     axes = matrix_plan.parse(ask.axes)
     default = f"{QUICK_BUDGET_S:g}s" if ask.quick else MATRIX_BUDGET
     budget = parse_duration("--budget", ask.budget or default)
-    threshold = decide.THRESHOLD if ask.threshold is None else ask.threshold
-    alpha = decide.ALPHA if ask.alpha is None else ask.alpha
+    threshold = rules.THRESHOLD if ask.threshold is None else ask.threshold
+    alpha = rules.ALPHA if ask.alpha is None else ask.alpha
     if not (math.isfinite(threshold) and 0 < threshold < 1):
-        raise OptionError(f"--threshold takes a fraction like {decide.THRESHOLD}, not {threshold}")
+        raise OptionError(f"--threshold takes a fraction like {rules.THRESHOLD}, not {threshold}")
     if not (math.isfinite(alpha) and 0 < alpha < 1):
-        raise OptionError(f"--alpha takes a probability like {decide.ALPHA}, not {alpha}")
+        raise OptionError(f"--alpha takes a probability like {rules.ALPHA}, not {alpha}")
     if (python := ask.python) is not None:
         try:
             envs.check_interpreter(python)
         except envs.EnvError as exc:
             raise OptionError(str(exc)) from None
     rounds = ask.rounds
-    if rounds is not None and rounds < decide.MIN_ROUNDS:
+    if rounds is not None and rounds < rules.MIN_ROUNDS:
         raise OptionError(
-            f"--matrix --trials {rounds}: a paired verdict needs at least {decide.MIN_ROUNDS} "
+            f"--matrix --trials {rounds}: a paired verdict needs at least {rules.MIN_ROUNDS} "
             "rounds (leave out --trials to run until every pair is decided)"
         )
     return matrix_build.Settings(
@@ -110,7 +106,7 @@ def check_reachable(opts: RunOptions, settings: matrix_build.Settings) -> None:
     """Refuse, before anything is built, a budget that cannot buy the fewest rounds a
     verdict needs."""
     each = round_estimate(opts, settings)
-    rounds = settings.rounds or decide.MIN_ROUNDS
+    rounds = settings.rounds or rules.MIN_ROUNDS
     if rounds * each > settings.budget_s:
         fits = int(settings.budget_s // each)
         wanted = (
@@ -125,7 +121,7 @@ def check_reachable(opts: RunOptions, settings: matrix_build.Settings) -> None:
         )
 
 
-def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation) -> Outcome | None:
+def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation) -> Ended:
     """--matrix: build each cell's environment, run the plan interleaved, judge."""
     axes = matrix_plan.parse(ask.axes)
     matrix_cells.check_options(opts, ask.base, axes)
@@ -135,7 +131,7 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
     check_reachable(opts, settings)
     # Each cell's plan runs as many rounds as the matrix may ask of it (--until-round).
     opts = opts.model_copy(update={"trials": settings.rounds or matrix_cells.MAX_ROUNDS})
-    console = console_for(command.stdout, no_color=how.no_color)
+    show = how.show
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
     cells = matrix_plan.cells(axes)
@@ -144,31 +140,30 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
         if settings.rounds
         else f"rounds until every pair is decided, within {settings.budget_s / 60:.0f} min"
         + (
-            f" (the horizon: the rounds a {decide.PLANNED_CHANGE:.0%} change needs)"
+            f" (the horizon: the rounds a {rules.PLANNED_CHANGE:.0%} change needs)"
             if settings.sized_by_power
             else ""
         )
     )
-    console.print(
-        escape(
-            f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), {rounds}; "
-            f"base {matrix_plan.base_cell(cells, settings.base).label}; each round runs "
-            "every server in every cell back to back"
-        )
+    show.line(
+        f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), {rounds}; "
+        f"base {matrix_plan.base_cell(cells, settings.base).label}; each round runs "
+        "every server in every cell back to back"
     )
     with terminate_on_signals():
         document, path = matrix_cells.main(
             current(),
             opts,
             settings,
-            lambda m: console.print(escape(m)),
+            show,
             ["runbench", *sys.argv[2:]] if len(sys.argv) > 2 else ["runbench"],
         )
-    print_matrix_result(console, document)
-    console.print(escape(f"Matrix: {path}"))
-    for line in write_matrix_ci(path, how.ci):
-        console.print(escape(line))
-    return matrix_verdicts.problem(document)
+    found = matrix.failing(document)
+    if found.verdict_failed:
+        return Ended(matrix=path, outcome=Outcome(found.notice(), exits.VERDICT))
+    if found.incomplete:
+        return Ended(matrix=path, outcome=Outcome(found.notice(), exits.INCOMPLETE))
+    return Ended(matrix=path)
 
 
 class MatrixMode(Mode):
@@ -183,6 +178,6 @@ class MatrixMode(Mode):
     def from_command(cls, options: Mapping[str, Any]) -> Mode:
         return cls(MatrixAsk.of(options))
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Ended:
         assert self.ask is not None, "a matrix is built from the command's options"
         return main(command, self.ask, opts, how)

@@ -3,13 +3,9 @@ time series (djbench.measure.soak), memory growth per hour with its interval."""
 
 from __future__ import annotations
 
-from rich.console import Console
-
 from djbench.measure.drivers import Driver, having
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
-from djbench.reports.console import print_soak
-from djbench.results.model import RunDocument
 from djbench.run.modes.rounds import RoundsMode
 from djbench.run.selection import Selection
 
@@ -23,6 +19,3 @@ class SoakMode(RoundsMode):
                 f"--soak needs the {having('time_series')} driver (it reports the load as a "
                 f"time series); {driver.name} reports totals only: leave out --driver"
             )
-
-    def present(self, console: Console, document: RunDocument) -> None:
-        print_soak(console, document)

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-
 from djbench.launch.live import LiveServer
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
-from djbench.reports.console import print_sweep
-from djbench.results.model import PairResult, RunDocument, SweepStep, Trial
+from djbench.results.model import PairResult, SweepStep, Trial
 from djbench.run.modes.base import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
@@ -75,6 +72,3 @@ class SweepMode(PerPairMode):
 
     def run(self, ctx: Context) -> None:
         run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, ctx.deadline)
-
-    def present(self, console: Console, document: RunDocument) -> None:
-        print_sweep(console, document)

@@ -19,8 +19,6 @@ import math
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 from djbench.launch.live import Deployment
 from djbench.measure.drivers import Driver
 from djbench.plan import tuning
@@ -28,7 +26,6 @@ from djbench.plan.jobplans import TunePlan
 from djbench.plan.options import cpu_count
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
-from djbench.reports.console import print_capacity, print_tuning
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
 from djbench.run.modes import tune_capacity
 from djbench.run.modes.base import Context
@@ -37,7 +34,7 @@ from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder, run_benchmark
 from djbench.run.selection import Selection, deployment
 from djbench.run.session import TimedMode
-from djbench.run.tuned import Outcome, write_files
+from djbench.run.tuned import Fate, write_files
 from djbench.verdicts.runs import left_unserved
 
 
@@ -198,7 +195,7 @@ def confirm(
     return sorted(ran)
 
 
-def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> Outcome:
+def _outcome(best: bool, failed: bool, measured: bool, dropped: int | None) -> Fate:
     """What became of a candidate: never measured (the budget ran out first) is said as
     such, not as "dropped"."""
     if best:
@@ -274,10 +271,6 @@ class TuneMode(TimedMode):
             ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
             job.budget_s, job.objective, job.slo_p99,
         )  # fmt: skip
-
-    def present(self, console: Console, document: RunDocument) -> None:
-        print_capacity(console, document)
-        print_tuning(console, document)
 
     def measured(self, document: RunDocument) -> list[PairResult]:
         # A search's losing candidates may be invalid: that is the search working; what

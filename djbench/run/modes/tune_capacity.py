@@ -35,7 +35,7 @@ from djbench.run.modes import capacity
 from djbench.run.roundplan import Plan
 from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import deployment
-from djbench.run.tuned import Outcome, write_files
+from djbench.run.tuned import Fate, write_files
 
 FINALISTS = 2  # per server: the candidates the full search runs on
 METHOD = (
@@ -205,7 +205,7 @@ def _outcome(
     ran: list[bool],
     figures: list[float | None],
     finalists: set[str],
-) -> Outcome:
+) -> Fate:
     if best.get(dep.server.name, (0.0, ""))[1] == (dep.config or dep.label):
         return "best"
     if not ran[0]:

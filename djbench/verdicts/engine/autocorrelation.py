@@ -23,6 +23,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from djbench.results.modelbase import Notice
+
 DRIFT_ALPHA = 0.01  # a diagnostic beside a verdict, not a verdict: flagged, not spent
 RHO_MAX = 0.9  # beyond this the series is a drift, not noise; the trend test says so
 # Below 10 rounds a lag-1 estimate's own sd is above 0.3 (about 1 / sqrt(n)): widening by
@@ -59,20 +61,25 @@ class Diagnosis:
     def drifting(self) -> bool:
         return self.trend_p is not None and self.trend_p < DRIFT_ALPHA
 
-    def words(self) -> str:
-        """What a reader needs next to the verdict; empty when the rounds look independent."""
-        parts = []
+    def notices(self) -> list[Notice]:
+        """What a reader needs next to the verdict (codes); none when the rounds look
+        independent."""
+        found = []
         if self.widening > 1.0 and self.lag1 is not None:
-            parts.append(
-                f"rounds may be correlated (lag-1 up to {self.lag1:+.2f}): interval widened "
-                f"x{self.widening:.2f}"
+            found.append(
+                Notice(
+                    code="correlated_rounds",
+                    params={"lag1": self.lag1, "widening": self.widening},
+                )
             )
         if self.drifting:
-            way = "rising" if (self.trend or 0) > 0 else "falling"
-            parts.append(
-                f"drifting: the ratio is {way} over the rounds (Mann-Kendall p={self.trend_p:.2g})"
+            found.append(
+                Notice(
+                    code="drifting",
+                    params={"rising": (self.trend or 0) > 0, "p": self.trend_p},
+                )
             )
-        return "; ".join(parts)
+        return found
 
 
 def lag1(xs: Sequence[float], least: int = MIN_FOR_LAG) -> float | None:

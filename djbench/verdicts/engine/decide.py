@@ -50,10 +50,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from djbench.results.modelbase import Notice
 from djbench.verdicts.engine import autocorrelation as rounds
 from djbench.verdicts.engine.autocorrelation import Diagnosis, diagnose, widening
 
-Verdict = Literal["worse", "better", "equivalent", "inconclusive"]
+Change = Literal["worse", "better", "equivalent", "inconclusive"]
+TOO_FEW = Notice(code="too_few")  # no estimate: too few rounds (or trials) to test
 DECIDED: frozenset[str] = frozenset({"worse", "better", "equivalent"})
 
 THRESHOLD = 0.05  # the smallest change that counts, and the equivalence margin: one value
@@ -111,19 +113,6 @@ class Estimate:
 
         half = float(sps.t.ppf(1 - alpha / 2, self.df)) * self.se
         return math.exp(self.mean - half), math.exp(self.mean + half)
-
-    @property
-    def label(self) -> str:
-        if self.method == "paired":
-            factor = self.rounds.widening if self.rounds is not None else 1.0
-            said = f", error widened x{factor:.2f} for autocorrelation" if factor > 1 else ""
-            return f"paired t on {self.n_base} per-round log-ratios{said}"
-        if self.method == "blocked":
-            return (
-                f"t on the block design's pooled error (rounds x deployments), "
-                f"{self.n_base} rounds, {self.df:.0f} degrees of freedom"
-            )
-        return f"Welch t on log values, {self.n_base} vs {self.n_new} trials"
 
 
 def paired(base: Sequence[float], new: Sequence[float]) -> Estimate | None:
@@ -225,16 +214,26 @@ def _look_level(alpha: float, looks: tuple[int, ...], most: int, final: bool) ->
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: Verdict
+    verdict: Change
     ratio: float | None  # NEW / BASE
     ci: tuple[float, float] | None  # at the look's level, multiplicity not included
     p: float | None
     p_adjusted: float | None  # Benjamini-Hochberg over the pairs of this metric
     level: float  # the alpha this look tested at
-    method: str
+    estimate: Estimate | None  # what was tested (its method, rounds and error); None: too few
     detectable: float | None  # the change found with 80% power at this look (fraction)
-    note: str = ""
+    # Codes, never sentences: too_few, no_alpha_left, detectable (an inconclusive's
+    # power), correlated_rounds, drifting (djbench.reports.words says them).
+    notes: tuple[Notice, ...] = ()
     drifting: bool = False  # the rounds trend (rounds.py): the mean depends on the run's length
+
+    @property
+    def method(self) -> str:
+        """paired, unpaired or blocked ('' when nothing could be tested)."""
+        return self.estimate.method if self.estimate is not None else ""
+
+    def noted(self, code: str) -> bool:
+        return any(n.code == code for n in self.notes)
 
 
 def judge(
@@ -277,7 +276,7 @@ def judge_family(questions: Sequence[Question], level: float) -> list[list[Decis
         for i, (e, margin) in enumerate(zip(estimates, margins, strict=True)):
             if e is None:
                 decisions.append(
-                    Decision("inconclusive", None, None, None, None, level, "", None, "too few")
+                    Decision("inconclusive", None, None, None, None, level, None, None, (TOO_FEW,))
                 )
                 continue
             decisions.append(_one(e, by_index[(g, i)], question.direction, level, margin))
@@ -314,20 +313,20 @@ def _one(e: Estimate, p_adj: float, direction: int, level: float, threshold: flo
     if level <= 0:  # a look that spends nothing can decide nothing
         return Decision(
             "inconclusive", round(e.ratio, 4), None, round(e.p, 6), round(p_adj, 6), level,
-            e.label, None, "no alpha left at this look",
+            e, None, (Notice(code="no_alpha_left"),),
         )  # fmt: skip
     # The (1 - 2 level) interval: the two one-sided tests of equivalence at `level`.
     low, high = e.interval(2 * level)
     change = (e.ratio - 1) * direction  # > 0 is better
-    verdict: Verdict = "inconclusive"
+    verdict: Change = "inconclusive"
     if p_adj < level and abs(e.ratio - 1) > threshold:
         verdict = "better" if change > 0 else "worse"
     elif 1 - threshold <= low and high <= 1 + threshold:
         verdict = "equivalent"
     seen = powered(e, level)
-    notes = [e.rounds.words()] if e.rounds is not None and e.rounds.words() else []
+    notes = e.rounds.notices() if e.rounds is not None else []
     if verdict == "inconclusive":
-        notes.insert(0, f"a change of about ±{seen:.0%} would have been found with 80% power")
+        notes.insert(0, Notice(code="detectable", params={"change": round(seen, 4)}))
     return Decision(
         verdict,
         round(e.ratio, 4),
@@ -335,9 +334,9 @@ def _one(e: Estimate, p_adj: float, direction: int, level: float, threshold: flo
         round(e.p, 6),
         round(p_adj, 6),
         level,
-        e.label,
+        e,
         round(seen, 4),
-        "; ".join(notes),
+        tuple(notes),
         drifting=e.rounds is not None and e.rounds.drifting,
     )
 

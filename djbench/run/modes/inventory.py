@@ -1,19 +1,18 @@
-"""--list: the servers (installed or what installs them) and the scenarios, nothing run."""
+"""--list: the servers (installed or what installs them), the load drivers and the
+scenarios, nothing run (djbench.plan.inventory; the command shows it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
-from rich.console import Console
 
 from djbench.measure.drivers import DRIVERS
 from djbench.plan import scenarios
+from djbench.plan.inventory import Inventory
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
-from djbench.reports.console import console_for
-from djbench.reports.listing import print_list
-from djbench.run.exits import Outcome
+from djbench.run.exits import Ended
 from djbench.run.modes.base import Invocation, Mode
 from djbench.run.session import begin
 
@@ -21,26 +20,22 @@ from djbench.run.session import begin
 class ListMode(Mode):
     name = "list"
 
-    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Outcome | None:
-        console = console_for(command.stdout, no_color=how.no_color)
-        begin(console, opts)
-        list_all(console, opts)
-        return None
+    def main(self, command: BaseCommand, opts: RunOptions, how: Invocation) -> Ended:
+        begin(how.show, opts)
+        return Ended(inventory=inventory(opts))
 
 
-def list_all(console: Console, opts: RunOptions) -> None:
-    """Servers always; scenarios when the scenario file loads, else how to make one."""
+def inventory(opts: RunOptions) -> Inventory:
+    """Scenarios when the scenario file loads, else why not (and how to make one)."""
     path = Path(opts.scenario_file or current().scenarios)
     try:
         file = scenarios.load(path)
     except scenarios.ScenarioError as exc:
-        print_list(console, [], str(path), drivers(), problem=str(exc))
-        return
-    print_list(
-        console,
-        list(file.scenarios),
+        return Inventory(str(path), drivers(), problem=str(exc))
+    return Inventory(
         str(file.path),
         drivers(),
+        list(file.scenarios),
         profiles=file.profiles,
         own=file.deployments,
     )

@@ -21,38 +21,11 @@ import os
 import re
 import shlex
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from djbench.launch.argfile import without
 from djbench.plan.owncommands import OwnCommand
+from djbench.servers.base import Launch, LaunchConfig, Listen, ServerSpec, executable_path, without
 
-if TYPE_CHECKING:
-    from djbench.launch.servers import Launch, LaunchConfig, ServerSpec
-
-
-@dataclass(frozen=True)
-class Listen:
-    """How a server's command line says where it listens: the options a team's command
-    carries for it (each takes a value) and djbench's in their place ({host}, {port},
-    {bind}: host:port)."""
-
-    flags: tuple[str, ...] = ()
-    argv: tuple[str, ...] = ()  # also {kind}: the socket kind its config file used
-    # Keys of its config file (an ini's section) that open sockets: a copy without them
-    # is what it reads, when the config file is one of the project's.
-    ini_keys: tuple[str, ...] = ()
-    ini_section: str = ""
-
-
-NO_LISTEN = Listen()
-
-
-# uWSGI's socket options (ini keys and flags alike): `http` starts its HTTP router,
-# `http-socket` makes the workers speak HTTP, `socket` speaks the uwsgi protocol to a
-# proxy such as nginx (no HTTP: measured as http-socket, and said).
-UWSGI_SOCKETS = ("http", "http-socket", "http11-socket", "https", "socket", "uwsgi-socket")
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
 
 
@@ -119,8 +92,6 @@ def launch(
     spec: ServerSpec, own: OwnCommand, config: LaunchConfig, project_dir: Path, run_dir: Path
 ) -> Launch:
     """The team's command, listening where djbench says."""
-    from djbench.launch.servers import Launch, executable_path
-
     words = shlex.split(own.command)
     words = [executable_path(words[0]) or words[0], *words[1:]]
     host = f"[{config.host}]" if ":" in config.host else config.host

@@ -7,26 +7,29 @@ NEW / BASE: paired by round when both sides ran in one command (``--matrix``), W
 t on log values for two separate runs (``benchcompare``). Benjamini-Hochberg over one
 family, every pair x metric (x cell: compare_many); "equivalent" only when every judged
 metric is, each within its own margin (MARGIN_FACTOR). A pair whose trials were lost to
-the driver is "not measured", never a verdict on the server (djbench.reports.comparable:
+the driver is "not measured", never a verdict on the server (djbench.verdicts.comparable:
 what decides a pair before the statistics).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import get_args
 
-from djbench.reports.comparable import correctness, machine_moved, plan_differences
+from djbench.results.model import Notice
+from djbench.verdicts.comparable import (
+    PairVerdict,
+    correctness,
+    machine_moved,
+    plan_differences,
+)
 from djbench.verdicts.engine import decide
 from djbench.verdicts.runs import Pair, Run
 
-# metric -> (label, +1 when higher is better / -1 when lower is better)
-METRICS: dict[str, tuple[str, int]] = {
-    # Every one compared trial by trial: the ratios are of per-trial figures (medians).
-    "rps": ("req/s", +1),
-    "p99": ("p99 latency (median of trials)", -1),
-    "pss_peak": ("PSS peak (median of trials' peaks)", -1),
-}
+# metric -> +1 when higher is better, -1 when lower is better. Every one compared trial
+# by trial: the ratios are of per-trial figures (medians).
+DIRECTIONS: dict[str, int] = {"rps": +1, "p99": -1, "pss_peak": -1}
+METRICS = tuple(DIRECTIONS)
 # Each metric's margin (the smallest change that counts, and its equivalence margin) as a
 # multiple of the pair's (--threshold, or the scenario's max_slowdown). p99 gets twice:
 # a tail percentile rests on the slowest 1% of a window's requests, and its per-round
@@ -38,11 +41,15 @@ MARGIN_FACTOR = {"rps": 1.0, "p99": 2.0, "pss_peak": 1.0}
 # The figures other work's CPU moves: set aside when the machine moved between two
 # separate runs; memory (and counts) are judged whatever the CPU did (issue 37 item 7).
 TIMED_METRICS = frozenset({"rps", "p99"})
-VERDICT_ORDER = ["worse", "better", "equivalent", "inconclusive", "not measured", "not comparable"]
+VERDICT_ORDER: tuple[PairVerdict, ...] = get_args(PairVerdict)
 
 
 @dataclass
-class MetricResult:
+class MetricChange:
+    """One metric of one pair, NEW against BASE: the engine's decision and the figures it
+    read (codes in `notes`: too_few, detectable, correlated_rounds, drifting,
+    set_aside)."""
+
     metric: str
     base_median: float | None
     new_median: float | None
@@ -51,39 +58,40 @@ class MetricResult:
     p_value: float | None  # raw
     n_base: int
     n_new: int
-    verdict: str
-    note: str = ""
+    verdict: PairVerdict
+    notes: tuple[Notice, ...] = ()
     p_adjusted: float | None = None  # Benjamini-Hochberg, over the family (judge_family)
     change: float = 0.0  # signed so that > 0 is better
-    method: str = ""
+    method: str = ""  # paired, unpaired or blocked
     detectable: float | None = None  # the change found with 80% power at this look
     drifting: bool = False  # its rounds trend: the mean depends on how long the run was
+    estimate: decide.Estimate | None = None  # what was tested (its rounds and error)
+
+    @property
+    def p_shown(self) -> float | None:
+        return self.p_adjusted if self.p_adjusted is not None else self.p_value
+
+    def noted(self, code: str) -> bool:
+        return any(n.code == code for n in self.notes)
 
 
 @dataclass
-class PairResult:
+class PairChange:
+    """One pair (server, front, scenario, concurrency, variant) NEW against BASE: its
+    verdict, why (codes) and each metric's change."""
+
     server: str
     proxy: str
     scenario: str
     concurrency: int | None
-    verdict: str
-    reasons: list[str] = field(default_factory=list)
-    metrics: list[MetricResult] = field(default_factory=list)
+    verdict: PairVerdict
+    reasons: list[Notice] = field(default_factory=list)
+    metrics: list[MetricChange] = field(default_factory=list)
     variant: str = ""  # a settings variant (--axis), as NAME=VALUE,...
     threshold: float | None = None  # the scenario's own max_slowdown, when it has one
+    label: str = ""  # the deployment's label (PairResult.label, the one way it is built)
 
-    @property
-    def label(self) -> str:
-        front = self.proxy  # the pair's front: proxy, and /protocol when not HTTP/1.1
-        if front == "none":
-            base = self.server
-        elif front.startswith("none/"):
-            base = f"{self.server}/{front.removeprefix('none/')}"
-        else:
-            base = f"{self.server}+{front}"
-        return f"{base}[{self.variant}]" if self.variant else base
-
-    def metric(self, name: str) -> MetricResult | None:
+    def metric(self, name: str) -> MetricChange | None:
         return next((m for m in self.metrics if m.metric == name), None)
 
 
@@ -93,13 +101,13 @@ class Comparison:
     new: str
     threshold: float
     alpha: float
-    pairs: list[PairResult]
-    plan_differences: list[str]
+    pairs: list[PairChange]
+    plan_differences: list[Notice]
     paired: bool = False
     level: float | None = None  # the alpha this look tested at (< alpha after earlier looks)
 
     @property
-    def worse(self) -> list[PairResult]:
+    def worse(self) -> list[PairChange]:
         return [p for p in self.pairs if p.verdict == "worse"]
 
     def counts(self) -> dict[str, int]:
@@ -115,9 +123,6 @@ class Comparison:
             for p in measured
         )
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"counts": self.counts()}
-
 
 def estimate(metric: str, b: Pair, n: Pair, paired: bool) -> decide.Estimate | None:
     """The log-ratio of one metric: per round when both sides ran in the same rounds."""
@@ -128,20 +133,8 @@ def estimate(metric: str, b: Pair, n: Pair, paired: bool) -> decide.Estimate | N
     return decide.unpaired(b.series(metric), n.series(metric))
 
 
-def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricResult:
-    label, direction = METRICS[metric]
-    note = d.note
-    if d.verdict in ("worse", "better") and d.ratio is not None:
-        shown = d.p_adjusted if d.p_adjusted is not None else d.p
-        note = f"{label} {(d.ratio - 1) * 100:+.1f}% (p={shown:.3g}, {d.method})" + (
-            f"; {d.note}" if d.note else ""
-        )
-    elif d.note == "too few":
-        note = (
-            f"too few trials ({len(b.series(metric))} vs {len(n.series(metric))}): the test "
-            f"needs {decide.MIN_ROUNDS} paired rounds or {decide.MIN_TRIALS} trials per side"
-        )
-    return MetricResult(
+def _metric_change(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricChange:
+    return MetricChange(
         metric,
         b.median(metric),
         n.median(metric),
@@ -151,16 +144,17 @@ def _metric_result(metric: str, b: Pair, n: Pair, d: decide.Decision) -> MetricR
         len(b.series(metric)),
         len(n.series(metric)),
         d.verdict,
-        note,
+        d.notes,
         p_adjusted=d.p_adjusted,
-        change=((d.ratio - 1) * direction) if d.ratio is not None else 0.0,
+        change=((d.ratio - 1) * DIRECTIONS[metric]) if d.ratio is not None else 0.0,
         method=d.method,
         detectable=d.detectable,
         drifting=d.drifting,
+        estimate=d.estimate,
     )
 
 
-def _pair_verdict(result: PairResult) -> str:
+def _pair_verdict(result: PairChange) -> PairVerdict:
     """worse if any metric is; better if any is (and none worse); equivalent only when
     every judged metric is, each within its own margin; else inconclusive."""
     verdicts = {m.verdict for m in result.metrics}
@@ -183,8 +177,8 @@ def _margin(base: Run, scenario: str, threshold: float) -> float:
 
 
 def _judge(
-    measured: list[tuple[PairResult, Pair, Pair]],
-    moved: dict[int, str],
+    measured: list[tuple[PairChange, Pair, Pair]],
+    moved: dict[int, Notice],
     margins: list[float],
     threshold: float,
     level: float,
@@ -197,7 +191,7 @@ def _judge(
     # One family (decide.judge_family): every pair x metric of the comparison (and of
     # every cell, from compare_many) under one Benjamini-Hochberg at the look's level.
     questions, asides = [], []
-    for metric, (_, direction) in METRICS.items():
+    for metric, direction in DIRECTIONS.items():
         aside = [metric in TIMED_METRICS and id(r) in moved for r, _, _ in measured]
         estimates = [
             None if out else estimate(metric, b, n, paired)
@@ -210,9 +204,9 @@ def _judge(
     for metric, decisions, aside in zip(METRICS, by_metric, asides, strict=True):
         for (result, b, n), d, out in zip(measured, decisions, aside, strict=True):
             if b.series(metric) or n.series(metric):
-                found = _metric_result(metric, b, n, d)
+                found = _metric_change(metric, b, n, d)
                 if out:
-                    found.verdict, found.note = "not comparable", "set aside: the machine moved"
+                    found.verdict, found.notes = "not comparable", (Notice(code="set_aside"),)
                 result.metrics.append(found)
     for result, _, _ in measured:
         result.verdict = _pair_verdict(result)
@@ -221,10 +215,8 @@ def _judge(
                 result.verdict = "not comparable"
             judged = [m.metric for m in result.metrics if m.metric not in TIMED_METRICS]
             result.reasons.append(
-                f"{busy}; req/s and p99 set aside, {', '.join(judged) or 'nothing else'} "
-                "judged (memory does not depend on the CPU other work took)"
+                Notice(code="timed_set_aside", params={"why": busy, "judged": judged})
             )
-        result.reasons += [m.note for m in result.metrics if m.verdict in ("worse", "better")]
 
 
 def compare(
@@ -278,10 +270,10 @@ class _Side:
     """One NEW run's pairs against BASE, before judging: every result, the measured ones
     with both sides, and those whose time figures the machine's other work voids."""
 
-    results: list[PairResult]
-    measured: list[tuple[PairResult, Pair, Pair]]
-    moved: dict[int, str]  # id(result) -> why its time figures are set aside
-    differences: list[str]
+    results: list[PairChange]
+    measured: list[tuple[PairChange, Pair, Pair]]
+    moved: dict[int, Notice]  # id(result) -> why its time figures are set aside
+    differences: list[Notice]
 
     @classmethod
     def of(cls, base: Run, new: Run, paired: bool) -> _Side:
@@ -289,24 +281,19 @@ class _Side:
         new_pairs = {p.key: p for p in new.pairs}
         for b in base.pairs:
             n = new_pairs.pop(b.key, None)
-            result = PairResult(
-                b.server,
-                b.front,
-                b.scenario,
-                b.concurrency,
-                "inconclusive",
-                variant=b.entry.variant_label,
-            )
+            result = _change(b, "inconclusive")
             side.results.append(result)
             if n is None:
-                result.verdict, result.reasons = "not comparable", ["not in NEW"]
+                result.verdict, result.reasons = "not comparable", [Notice(code="not_in_new")]
             elif side.differences:
-                result.verdict, result.reasons = "not comparable", ["different run settings"]
+                result.verdict = "not comparable"
+                result.reasons = [Notice(code="different_settings")]
             elif b.entry.scenario_fingerprint != n.entry.scenario_fingerprint:
                 result.verdict = "not comparable"
-                result.reasons = ["the scenario's definition changed"]
+                result.reasons = [Notice(code="scenario_changed")]
             elif (decided := correctness(b, n)) is not None:
-                result.verdict, result.reasons = decided  # a failure or a changed answer
+                verdict, why = decided  # a failure or a changed answer
+                result.verdict, result.reasons = verdict, [why]
             else:
                 if not paired and (busy := machine_moved(b, n)) is not None:
                     # Two separate runs: other work on the machine during one of them is
@@ -315,15 +302,18 @@ class _Side:
                     side.moved[id(result)] = busy
                 side.measured.append((result, b, n))
         for n in new_pairs.values():
-            side.results.append(
-                PairResult(
-                    n.server,
-                    n.front,
-                    n.scenario,
-                    n.concurrency,
-                    "not comparable",
-                    ["not in BASE"],
-                    variant=n.entry.variant_label,
-                )
-            )
+            side.results.append(_change(n, "not comparable", Notice(code="not_in_base")))
         return side
+
+
+def _change(pair: Pair, verdict: PairVerdict, *reasons: Notice) -> PairChange:
+    return PairChange(
+        pair.server,
+        pair.front,
+        pair.scenario,
+        pair.concurrency,
+        verdict,
+        list(reasons),
+        variant=pair.entry.variant_label,
+        label=pair.label,
+    )
