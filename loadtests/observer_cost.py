@@ -37,10 +37,10 @@ from rich.progress import Progress
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ProcessTree, pinned_self
-from djbench.servers import SERVERS
 from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.trial import drive
 from djbench.plan.project import current
+from djbench.servers import SERVERS
 
 SERVER_CPUS, DRIVER_CPUS = (0,), (1,)
 

@@ -39,11 +39,11 @@ django.setup()
 
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import pinned_self
-from djbench.servers import SERVERS
 from djbench.measure.drivers import DRIVERS, LoadSpec
 from djbench.measure.trial import LoadSettings, drive, run_trial
 from djbench.plan import scenarios
 from djbench.plan.project import current
+from djbench.servers import SERVERS
 from djbench.verdicts.engine.stats import ratio_ci
 from tests.slowserver import SlowServer
 
