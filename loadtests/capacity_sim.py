@@ -29,8 +29,8 @@ from collections.abc import Callable
 import numpy as np
 
 from djbench.results.model import Capacity, CapacityStep, LoadPoint
-from djbench.verdicts import capacity as capacity_stats
 from djbench.verdicts import capacity_fit
+from djbench.verdicts import capacity_search as capacity_stats
 
 MU = 1000.0  # req/s
 SLO_MS = 20.0

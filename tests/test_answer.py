@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from djbench.reports import answer, guide, report, tradeoffs
+from djbench.reports import answer_words as answer
+from djbench.reports import guide, report, tradeoffs
 from djbench.results.model import Notice, PairResult
 from djbench.run import exits
 from djbench.verdicts.ranking import efficient, flagged, rps_interval

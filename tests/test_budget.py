@@ -15,6 +15,7 @@ from djbench.plan.runplan import PROFILES, from_command
 from djbench.reports.words import budget_text
 from djbench.results.model import PlanRecord
 from djbench.run import budget
+from djbench.run.cli import job_of
 from tests.resultfiles import entry
 
 
@@ -92,13 +93,14 @@ def test_a_budget_adds_rounds_only_while_a_ranking_is_open(
 
 def test_the_default_profile_is_budgeted_unless_the_rounds_are_given() -> None:
     def budget_of(**given: object) -> float | None:
-        return from_command({"concurrency": None, **given}).budget
+        options = {"concurrency": None, **given}
+        return from_command(options, job_of(options).name).budget
 
     assert budget_of() == PROFILES["default"]["budget"] == 600.0
     assert budget_of(budget="25m") == 1500.0
     assert budget_of(trials=5) is None  # --trials N: exactly N rounds
     assert budget_of(quick=True) == 210.0  # a screen, then its leaders
-    assert from_command({"concurrency": None, "quick": True}).trials == 1
+    assert from_command({"concurrency": None, "quick": True}, "rounds").trials == 1
     assert budget_of(soak="1m") is None and budget_of(tune=True) is None
     assert budget_of(matrix="ref=a,b") is None  # the matrix budgets the whole command
 

@@ -18,7 +18,7 @@ from django.db import connection
 from djbench.reports.search_words import CAPACITY_WHY, capacity_text
 from djbench.results import store
 from djbench.results.model import Capacity, CapacityStep, LoadPoint
-from djbench.verdicts import capacity as capacity_stats
+from djbench.verdicts import capacity_search as capacity_stats
 from tests.slowserver import SlowServer, builtin_load
 
 WORKERS, SERVICE_S, SLO_MS = 2, 0.02, 100.0

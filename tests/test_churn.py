@@ -16,7 +16,7 @@ from djbench.reports.search_words import churn_event_text
 from djbench.results import store
 from djbench.results.model import Churn, LoadPoint, Trial
 from djbench.run.modes.churn import tally
-from djbench.verdicts import churn as churn_stats
+from djbench.verdicts import churn_events as churn_stats
 
 
 def slices(p99s: list[float | None], errors: dict[int, int] | None = None) -> list[LoadPoint]:

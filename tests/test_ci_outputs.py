@@ -20,7 +20,7 @@ from djbench.results.model import (
     MatrixPair,
     MatrixVerdict,
 )
-from djbench.verdicts import matrix
+from djbench.verdicts import matrix_verdicts as matrix
 from djbench.verdicts.runs import load_run
 from tests.resultfiles import UNDERSERVED, entry, write
 

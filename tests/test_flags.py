@@ -194,8 +194,8 @@ def test_every_command_s_help_renders_with_every_job_s(name: str) -> None:
 
 def parsed(*argv: str) -> RunOptions:
     options = vars(Command().create_parser("manage.py", "runbench").parse_args(argv))
-    cli.check(options)
-    return from_command(options)
+    job = cli.check(options)
+    return from_command(options, job.name)
 
 
 @pytest.mark.parametrize(

@@ -218,7 +218,7 @@ def test_capacity_holds_a_mix_s_pages_to_their_own_p99_where_the_file_says_so() 
     """The mix's p99 within the target but one page's above its scenario's own p99
     threshold: the window fails for that page; without the page's target it passes."""
     from djbench.results.model import Latency, PageFigures, Trial
-    from djbench.verdicts.capacity import step_of
+    from djbench.verdicts.capacity_search import step_of
 
     pages = [
         PageFigures(name="home", weight=3, requests=900, rps=300, latency_ms=Latency(p99=20)),

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from djbench.results import store
+from djbench.results.model import SCHEMA_VERSION
 
 pytestmark = pytest.mark.servers
 
@@ -227,4 +228,4 @@ def test_benchinit_then_verify_under_wsgi_and_asgi_servers(
     assert posted.why == "only GET and HEAD scenarios are counted"
     assert any("SessionMiddleware" in c for h in hops.values() if h for c in h.causes)
     data = json.loads(path.read_text())
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == SCHEMA_VERSION

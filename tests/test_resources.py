@@ -22,7 +22,7 @@ from djbench import exceptions
 from djbench.launch.process import ProcessTree, running
 from djbench.measure.resource_watch import ExceptionLines
 from djbench.measure.sampler import TreeSampler
-from djbench.reports.lasting_words import exceptions_text
+from djbench.reports.held_words import exceptions_text
 from djbench.reports.words import say
 from djbench.results import store
 from djbench.results.model import (

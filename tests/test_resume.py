@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from djbench.plan.runplan import from_command
+from djbench.plan import runplan
 from djbench.results.model import Database, Environment, PlanRecord, RunDocument, ScenarioMeta
 from djbench.run import resume
 
 
 def options(**given: object) -> dict[str, object]:
     return {"output": "bench-results", **given}
+
+
+def from_command(options: dict[str, object]) -> runplan.RunOptions:
+    return runplan.from_command(options, "rounds")
 
 
 def test_options_left_at_their_default_take_the_runs() -> None:

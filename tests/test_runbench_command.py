@@ -18,6 +18,7 @@ import psutil
 import pytest
 from django.core.management import CommandError, call_command
 
+from djbench.results.model import SCHEMA_VERSION
 from djbench.servers import SERVERS, ServerSpec
 from tests.live import ROOT, still_running, watch_children
 
@@ -117,7 +118,7 @@ def test_verify_only_writes_results_and_reports_a_missing_server(
     assert "WebSocket needs an ASGI server; this one is WSGI" in out
     [results_file] = tmp_path.glob("*.json")
     document = json.loads(results_file.read_text())
-    assert document["schema_version"] == 2 and document["kind"] == "verify"
+    assert document["schema_version"] == SCHEMA_VERSION and document["kind"] == "verify"
     pairs = {(r["server"], r["proxy"], r["scenario"]): r["status"] for r in document["results"]}
     assert pairs[("granian-asgi", "caddy", "ws-echo")] == "ok"
     assert pairs[("gunicorn-gevent", "none", "movies-async")] == "incompatible"

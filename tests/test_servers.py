@@ -5,6 +5,7 @@ Runs in both passes of `make test` (SQLite, then PostgreSQL).
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+import djbench
 from djbench.launch.live import Deployment, deploy
 from djbench.launch.process import ServerError
 from djbench.measure.verify import SIGNATURES, verify
@@ -20,7 +22,7 @@ from djbench.plan.project import current
 from djbench.plan.runplan import PROFILES
 from djbench.reports.words import say
 from djbench.servers import SERVERS
-from djbench.servers.base import read_args
+from djbench.servers.entry import read_args
 from tests.live import ROOT, answers_per_connection, group_members
 
 pytestmark = pytest.mark.servers
@@ -189,3 +191,57 @@ expect = { not_contains = ["&lt;script&gt;"] }
     assert verdicts["page-2"].status == "failed"
     assert say(verdicts["page-2"].reason) == "answers differently from page-1: JSON bodies differ"
     assert "body contains '&lt;script&gt;'" in say(verdicts["escaping"].reason)
+
+
+def test_the_docs_table_is_the_registry() -> None:
+    from djbench.servers import docs_table as table
+
+    text = table.PAGE.read_text(encoding="utf-8")
+    assert text == table.page(text), "python -m djbench.servers.docs_table --write"
+
+
+def _strings_outside_docstrings(tree: ast.AST) -> list[ast.Constant]:
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+    ]
+
+
+def test_no_server_name_is_written_outside_the_registry() -> None:
+    """Facts about a server live in its registry entry (djbench/servers/): code
+    elsewhere asks the registry, never compares a server's name."""
+    from djbench.servers import FAMILIES, caddy
+
+    names = set(SERVERS) | {f.executable for f in FAMILIES} | {caddy.PLAIN, caddy.TLS}
+    package = Path(djbench.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if "servers" in path.relative_to(package).parts[:1]:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [
+            f"{path.relative_to(package)}:{n.lineno}: {n.value!r}"
+            for n in _strings_outside_docstrings(tree)
+            if n.value in names
+        ]
+    assert not found, "\n".join(found)
+
+
+def test_entries_share_their_family_s_facts() -> None:
+    from djbench.servers import FAMILIES
+
+    for family in FAMILIES:
+        members = [s for s in SERVERS.values() if s.family is family]
+        assert members, family.name
+        for spec in members:
+            assert spec.executable == family.executable and spec.own is family.own
+            assert spec.listen is family.listen

@@ -20,7 +20,7 @@ from djbench.plan.recycle import OFF, Recycle, parse_axis, parse_duration, parse
 from djbench.reports import guide, report
 from djbench.results import store as results
 from djbench.servers import SERVERS
-from djbench.servers.base import args_file, recycle_argv
+from djbench.servers.entry import args_file, recycle_argv
 from djbench.verdicts import runs as analysis
 from djbench.verdicts.engine import stats
 from tests.slowserver import DELAY, SlowServer

@@ -15,7 +15,7 @@ from django.db import connection
 from djbench.reports.search_words import sweep_text
 from djbench.results import store
 from djbench.results.model import SweepStep
-from djbench.verdicts import sweep as sweep_stats
+from djbench.verdicts import knee as sweep_stats
 from tests.slowserver import SlowServer, builtin_load
 
 # At most 20 req/s, reached at 2 connections. The service time is long beside a round

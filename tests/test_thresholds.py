@@ -12,7 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.plan import scenarios
-from djbench.reports import answer, ci_outputs
+from djbench.reports import answer_words as answer
+from djbench.reports import ci_outputs
 from djbench.reports.threshold_words import said
 from djbench.results.model import Capacity
 from djbench.verdicts import thresholds

@@ -180,11 +180,11 @@ def test_a_matrix_cell_reruns_the_protocol_axis() -> None:
     """--matrix reruns runbench in each cell from the option table: the protocols too."""
     from djbench.management.commands.runbench import Command
     from djbench.plan.runplan import RunOptions, from_command
-    from djbench.run.cli import cell_argv
+    from djbench.run.cli import cell_argv, job_of
 
     def parsed(*argv: str) -> RunOptions:
         options = vars(Command().create_parser("manage.py", "runbench").parse_args(argv))
-        return from_command(options)
+        return from_command(options, job_of(options).name)
 
     opts = parsed("--proxy", "caddy-tls", "--protocol", "h1,h2")
     again = parsed(*cell_argv(opts))

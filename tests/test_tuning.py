@@ -345,7 +345,7 @@ def test_a_tuned_layout_is_written_in_each_servers_own_deploy_file(tmp_path: Pat
     import tomllib
 
     from djbench.plan.project import PACKAGED_DEPLOY
-    from djbench.servers.base import read_args
+    from djbench.servers.entry import read_args
 
     knobs = {"worker_connections": "100", "runtime_threads": "2"}
     for name, spec in SERVERS.items():
@@ -396,7 +396,7 @@ def test_every_tuned_file_of_a_shared_deploy_file_starts_the_measured_server(
 
     from djbench.plan.project import PACKAGED_DEPLOY
     from djbench.servers import LaunchConfig
-    from djbench.servers.base import read_args
+    from djbench.servers.entry import read_args
 
     shared = {
         name: spec

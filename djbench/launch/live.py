@@ -32,7 +32,7 @@ from djbench.launch.tls import TlsFiles, certificates
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
-from djbench.results.model import Command
+from djbench.results.model import Command, deployment_label
 from djbench.servers import Launch, LaunchConfig, ServerSpec, caddy
 
 HOST = "127.0.0.1"
@@ -88,16 +88,15 @@ class Deployment:
 
     @property
     def label(self) -> str:
-        """Also PairResult.label: the two must agree (entries are found by it)."""
-        name = self.own.name if self.own is not None else self.server.name
-        base = name if self.proxy == "none" else f"{name}+{self.proxy}"
-        if self.protocol != "h1":
-            base += f"/{self.protocol}"
-        if self.variant:
-            base += "[" + ",".join(f"{k}={v}" for k, v in self.variant) + "]"
-        if self.config is not None:
-            base += "{" + self.config + "}"
-        return base if self.recycle is None else f"{base} recycle={self.recycle.label}"
+        """PairResult.label's, by the same function (entries are found by it)."""
+        return deployment_label(
+            self.own.name if self.own is not None else self.server.name,
+            self.proxy,
+            self.protocol,
+            self.variant,
+            self.config,
+            self.recycle.label if self.recycle is not None else None,
+        )
 
     @property
     def slug(self) -> str:

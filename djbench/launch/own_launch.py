@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
-from djbench.servers.base import Launch, LaunchConfig, Listen, ServerSpec, executable_path, without
+from djbench.servers.entry import Launch, LaunchConfig, Listen, ServerSpec, executable_path, without
 
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
 

@@ -1,6 +1,6 @@
 """The pilot: each scenario's service time on one live server, one request at a time.
 
-Before the first timed window of a default or quick run, djbench.run.pilot starts one
+Before the first timed window of a default or quick run, djbench.run.pilot_fit starts one
 deployment and sends each chosen HTTP scenario WARM requests, then up to REQUESTS
 timed ones (all within SECONDS per scenario), one after another on fresh connections:
 no queue, so each request's time is the page's own cost on this server (plus a

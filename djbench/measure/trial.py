@@ -28,7 +28,8 @@ from djbench.launch.process import (
     deathsig_prefix,
     pinned,
 )
-from djbench.measure import machine, soak
+from djbench.measure import machine
+from djbench.measure import timeline as timelines
 from djbench.measure.drivers import DEFAULT, DRIVERS, Driver, DriverError, LoadResult, LoadSpec
 from djbench.measure.drivers.base import (
     WINDOW_MARKER,
@@ -660,7 +661,7 @@ def _trial(
     timeline = None
     if isinstance(watcher := samplers[0] if samplers else None, TimelineSampler):
         opened = ran.window.opened_at or watcher.samples[0].at
-        timeline = soak.timeline(
+        timeline = timelines.timeline(
             watcher, result.series, opened, settings.series or 1.0, settings.growth_threshold
         )
     proxy_memory = _window_memory(samplers[1], ran.window) if len(samplers) > 1 else None

@@ -112,7 +112,7 @@ class RunOptions(BaseModel):
     # --on-inconclusive: a gate's open question (a matrix pair undecided, a threshold
     # too close to call) passes (said in one line) or fails (exit 1).
     on_inconclusive: Literal["pass", "fail"] = "pass"
-    # A plain run's profile fitted to the pages by a pilot (djbench.run.pilot): on when
+    # A plain run's profile fitted to the pages by a pilot (djbench.run.pilot_fit): on when
     # neither --concurrency, --duration nor --rate was given; what the pilot chose is
     # then written back here (concurrency, duration, request_timeout) for --resume.
     fit: bool = False
@@ -175,23 +175,30 @@ def soak_threshold(options: dict[str, Any]) -> float:
     return float(value)
 
 
-def plain_budget(options: dict[str, Any], defaults: dict[str, Any], *, tune: bool) -> float | None:
-    """A plain run's --budget: as given; else the profile's when the rounds are left to
-    it (no --trials; not a soak, a tuning search or a matrix, which budget their own)."""
-    if options.get("matrix"):
+# The jobs that search each pair in their own way (djbench.run.flags.JOBS names them),
+# budgeted by the whole command's wall time; the jobs that size their own load.
+SEARCHES = ("capacity", "sweep", "churn")
+OWN_LOAD = ("tune", *SEARCHES, "matrix")
+
+
+def plain_budget(options: dict[str, Any], defaults: dict[str, Any], job: str) -> float | None:
+    """A run's --budget: as given; else the profile's when the rounds are left to it (no
+    --trials; not a soak, a tuning search or a matrix, which budget their own)."""
+    if job == "matrix":
         return None
     if options.get("budget"):
         return parse_duration("--budget", str(options["budget"]))
-    if (options.get("capacity") or options.get("sweep") or options.get("churn")) and not tune:
+    if job in SEARCHES:
         return QUICK_BUDGET_S if options.get("quick") else CAPACITY_BUDGET_S
-    if options.get("trials") is not None or tune:
+    if options.get("trials") is not None or job == "tune":
         return None
     budget: float | None = defaults["budget"]
     return budget
 
 
-def from_command(options: dict[str, Any]) -> RunOptions:
-    """Check every value of runbench's argparse dict; OptionError names the bad one."""
+def from_command(options: dict[str, Any], job: str) -> RunOptions:
+    """Check every value of runbench's argparse dict for `job` (the one djbench.run.cli
+    found, by name in djbench.run.flags.JOBS); OptionError names the bad one."""
     profile = "quick" if options.get("quick") else "default"
     defaults = PROFILES[profile]
 
@@ -210,9 +217,9 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         if options.get("duration") is not None:
             raise OptionError("--soak sets the window's length; leave out --duration")
         profile, defaults = "soak", {**defaults, "trials": 1, "duration": soak_s, "budget": None}
-    if options.get("churn") is not None:
+    if job == "churn":
         defaults = {**defaults, "duration": CHURN_WINDOW_S}
-    if options.get("tune") and soak_s is None:
+    if job == "tune" and soak_s is None:
         # Many short windows: the search gives the open questions more of them.
         defaults = {**defaults, "duration": 1.5, "warmup": 0.5}
     trials, duration, warmup = pick("trials"), pick("duration"), pick("warmup")
@@ -223,8 +230,7 @@ def from_command(options: dict[str, Any]) -> RunOptions:
     if not 0 <= warmup <= MAX_DURATION:
         raise OptionError(f"--warmup takes seconds from 0 to {MAX_DURATION:.0f}")
     workers, workers_auto = workers_of(options)
-    tune = bool(options.get("tune"))
-    objective, slo = search_options(options)
+    objective, slo = search_options(options, job)
     scenario_file = options.get("scenario_file")
     axes = parse_axes(options.get("axis"))
     return RunOptions(
@@ -252,24 +258,21 @@ def from_command(options: dict[str, Any]) -> RunOptions:
         config_from=options.get("config_from"),
         workers_auto=workers_auto,
         target_pid=options.get("target_pid"),
-        job=job_plan(options, soak_s, objective, slo),
+        job=job_plan(options, job, soak_s, objective, slo),
         recycle=[r.label for r in parse_axis(options.get("recycle"))],
-        budget=plain_budget(options, defaults, tune=tune),
+        budget=plain_budget(options, defaults, job),
         database=redact(str(options["database"])) if options.get("database") else None,
         redis=redact(str(options["redis"])) if options.get("redis") else None,
         on_inconclusive=on_inconclusive(options),
-        fit=fits(options, soak_s),
+        fit=fits(options, job, soak_s),
     )
 
 
-def fits(options: dict[str, Any], soak_s: float | None) -> bool:
-    """Whether a plain run's profile is fitted to the pages (djbench.run.pilot): not
+def fits(options: dict[str, Any], job: str, soak_s: float | None) -> bool:
+    """Whether a plain run's profile is fitted to the pages (djbench.run.pilot_fit): not
     when the load's size or pace was given, nor for a job that sets its own."""
     given = any(options.get(k) is not None for k in ("concurrency", "duration", "rate"))
-    other_job = soak_s is not None or any(
-        options.get(k) for k in ("tune", "capacity", "sweep", "churn", "matrix")
-    )
-    return not given and not other_job
+    return not given and soak_s is None and job not in OWN_LOAD
 
 
 def on_inconclusive(options: dict[str, Any]) -> Literal["pass", "fail"]:
@@ -280,39 +283,38 @@ def on_inconclusive(options: dict[str, Any]) -> Literal["pass", "fail"]:
 
 
 def job_plan(
-    options: dict[str, Any], soak_s: float | None, objective: str, slo: float | None
+    options: dict[str, Any], job: str, soak_s: float | None, objective: str, slo: float | None
 ) -> JobPlan:
-    """The job's own options, checked (which job: the first switch in the table's
-    precedence, djbench.run.flags.JOBS: tune, churn, capacity, sweep, soak)."""
+    """The job's own options, checked."""
     threshold = soak_threshold(options)
-    if options.get("tune"):
+    if job == "tune":
         default = f"{QUICK_BUDGET_S:g}s" if options.get("quick") else "15m"
         budget = parse_duration("--tune-budget", str(options.get("tune_budget") or default))
         return TunePlan(
             budget_s=budget, objective=objective, slo_p99=slo, steady_s=steady_window(options)
         )
-    if options.get("churn") is not None:
+    if job == "churn":
         return ChurnPlan(kinds=churn_kinds(options))
-    if options.get("capacity"):
+    if job == "capacity":
         slo = CAPACITY_SLO_MS if slo is None else slo
         return CapacityPlan(slo_p99=slo, steady_s=steady_window(options))
-    if options.get("sweep"):
+    if job == "sweep":
         return SweepPlan()
     if soak_s is not None:
         return SoakPlan(seconds=soak_s, growth_threshold=threshold)
     return RoundsPlan()
 
 
-def search_options(options: dict[str, Any]) -> tuple[str, float | None]:
+def search_options(options: dict[str, Any], job: str) -> tuple[str, float | None]:
     """--tune's objective and the p99 target (--slo-p99, 100 ms for a capacity search),
     with what a search would ignore refused."""
     objective = tune_objective(options)
     slo = options.get("slo_p99")
     if slo is not None and slo <= 0:
         raise OptionError("--slo-p99 takes milliseconds above 0")
-    if options.get("capacity") or objective == "capacity":
+    if job == "capacity" or objective == "capacity":
         slo = CAPACITY_SLO_MS if slo is None else slo
-    if options.get("tune") and proxies_of(options) != ["none"]:
+    if job == "tune" and proxies_of(options) != ["none"]:
         raise OptionError("--tune searches one deployment per server: leave out --proxy caddy")
     return objective, slo
 

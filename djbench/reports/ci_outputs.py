@@ -15,7 +15,8 @@ import shlex
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from djbench.reports import answer, threshold_words
+from djbench.reports import answer_words as answer
+from djbench.reports import threshold_words
 from djbench.reports.matrix_output import gate_lines, metric_text
 from djbench.reports.words import md_cell, say
 from djbench.results.model import MatrixDocument

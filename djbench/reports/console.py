@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from djbench.reports.gate_output import print_gate_warnings
-from djbench.reports.lasting_words import exceptions_text, growth_text, restarts_text
+from djbench.reports.held_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.search_words import capacity_how, span, sweep_text
 from djbench.reports.words import broadcast_text, grouped_warnings, pair_name, say, ws_short
 from djbench.results.model import Notice, PairResult, RunDocument, Trial

@@ -23,7 +23,7 @@ from djbench.reports.console import (
     print_tuning,
 )
 from djbench.reports.gate_output import print_hops, print_matrix
-from djbench.reports.listing import print_list
+from djbench.reports.inventory_tables import print_list
 from djbench.reports.matrix_output import print_matrix_result
 from djbench.reports.mix_output import print_mixes
 from djbench.reports.outputs import CiFiles

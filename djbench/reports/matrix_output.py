@@ -16,7 +16,7 @@ from djbench.results.model import (
     MatrixPair,
     ShapeChange,
 )
-from djbench.verdicts.matrix import undecided
+from djbench.verdicts.matrix_verdicts import undecided
 
 
 def noise_line(found: MatrixNoise) -> str:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from djbench.reports import answer, ci_outputs, guide, report
+from djbench.reports import answer_words as answer
+from djbench.reports import ci_outputs, guide, report
 from djbench.results.store import ResultsError, load_matrix
 from djbench.verdicts.runs import load_run, load_runs
 

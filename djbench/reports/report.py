@@ -9,9 +9,10 @@ from collections.abc import Callable
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from djbench.reports import answer, charts
+from djbench.reports import answer_words as answer
+from djbench.reports import charts
+from djbench.reports.held_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.hop_words import hop_advice, hop_causes
-from djbench.reports.lasting_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.mix_output import mix_sections
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
@@ -558,7 +559,7 @@ def environment_section(runs: list[Run]) -> Section:
         ),
         ("concurrency", lambda r: r.plan.concurrency),
         ("budget", lambda r: budget_text(r.plan) if r.plan.budget_s else "none"),
-        ("caddy", lambda r: r.environment.tools.get(caddy.EXECUTABLE)),
+        (caddy.EXECUTABLE, lambda r: r.environment.tools.get(caddy.EXECUTABLE)),
     ]
     for name, get in keys:
         section.rows.append([name, *[str(get(run)) for run in runs]])

@@ -10,7 +10,8 @@ import statistics
 
 from django.utils.safestring import mark_safe
 
-from djbench.reports import answer, charts
+from djbench.reports import answer_words as answer
+from djbench.reports import charts
 from djbench.reports.sections import Section
 from djbench.verdicts.ranking import efficient, unfit
 from djbench.verdicts.runs import Pair, Run, trial_value

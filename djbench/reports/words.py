@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from djbench.reports.threshold_words import said as threshold_said
-from djbench.results.model import Notice, PairResult, PlanRecord, WsIdle
+from djbench.results.model import Notice, PairResult, PlanRecord, WsIdle, deployment_label
 from djbench.servers import SERVERS
 
 
@@ -46,7 +46,7 @@ def _how(p: dict[str, Any]) -> str:
 
 
 def _matrix_failed(p: dict[str, Any]) -> str:
-    """Why a matrix fails its gate or is incomplete (djbench.verdicts.matrix.Failing)."""
+    """Why a matrix fails its gate or is incomplete (djbench.verdicts.matrix_verdicts.Failing)."""
     parts = []
     if p["worse"]:
         parts.append(f"{p['worse']} pair(s) got worse")
@@ -393,10 +393,12 @@ def pair_name(entry: PairResult) -> str:
     """A pair's server as tables show it: its settings variant (--axis), tuned layout
     (--tune) and recycling (--recycle) included; the proxy has a column of its own. The
     project's own deployment goes by its own name (yours-uwsgi), never its server's."""
-    base = entry.own or entry.server
-    name = f"{base}[{entry.variant_label}]" if entry.variant else base
-    name = f"{name}{{{entry.config}}}" if entry.config is not None else name
-    return name if entry.recycle is None else f"{name} recycle={entry.recycle}"
+    return deployment_label(
+        entry.own or entry.server,
+        variant=entry.variant.items(),
+        config=entry.config,
+        recycle=entry.recycle,
+    )
 
 
 def ws_short(idle: WsIdle) -> str | None:

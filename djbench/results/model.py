@@ -24,6 +24,7 @@ Schema history:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field
@@ -442,12 +443,14 @@ class PairResult(Model):
 
     @property
     def label(self) -> str:
-        name = self.own or self.server
-        base = name if self.proxy == "none" else f"{name}+{self.proxy}"
-        base = f"{base}/{self.protocol}" if self.protocol != "h1" else base
-        base = f"{base}[{self.variant_label}]" if self.variant else base
-        base = f"{base}{{{self.config}}}" if self.config is not None else base
-        return f"{base} recycle={self.recycle}" if self.recycle is not None else base
+        return deployment_label(
+            self.own or self.server,
+            self.proxy,
+            self.protocol,
+            self.variant.items(),
+            self.config,
+            self.recycle,
+        )
 
 
 class RestMemory(Model):
@@ -549,6 +552,26 @@ class TuneRecord(Model):
         default_factory=list,
         description="fresh rounds of each server's best: what the guide compares bests on",
     )
+
+
+def deployment_label(
+    name: str,
+    proxy: str = "none",
+    protocol: str = "h1",
+    variant: Iterable[tuple[str, str]] = (),
+    config: str | None = None,
+    recycle: str | None = None,
+) -> str:
+    """The one way a deployment is named ('uvicorn+caddy-tls/h2[DB_POOL=1]{workers=2}
+    recycle=max-requests=100'): its server (or the project's own deployment's name), the
+    proxy before it, the protocol when not HTTP/1.1, its settings variant, a tuned
+    layout, its recycling. A results file's entries are found by it."""
+    base = name if proxy == "none" else f"{name}+{proxy}"
+    base = f"{base}/{protocol}" if protocol != "h1" else base
+    said = ",".join(f"{k}={v}" for k, v in variant)
+    base = f"{base}[{said}]" if said else base
+    base = f"{base}{{{config}}}" if config is not None else base
+    return f"{base} recycle={recycle}" if recycle is not None else base
 
 
 class RunDocument(Model):

@@ -12,7 +12,7 @@ from djbench.results.modelbase import Model
 
 
 class CapacityStep(Model):
-    """One open-loop window of a capacity search (djbench.verdicts.capacity)."""
+    """One open-loop window of a capacity search (djbench.verdicts.capacity_search)."""
 
     phase: Literal["search", "steady", "confirm", "above"] = Field(
         description="search: the bracket's short windows; steady: the staircase's windows "
@@ -121,7 +121,7 @@ class Churn(Model):
 
 
 class SweepStep(Model):
-    """One closed-loop window of a concurrency sweep (djbench.verdicts.sweep)."""
+    """One closed-loop window of a concurrency sweep (djbench.verdicts.knee)."""
 
     concurrency: int
     rps: float

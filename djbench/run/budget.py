@@ -31,11 +31,10 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-from djbench.plan.project import Project
+from djbench.run.bench import Bench, Recorder
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder, run_benchmark
+from djbench.run.runner import run_benchmark
 from djbench.verdicts.open_questions import EXTRA_ROUNDS_MAX, Open, look_level, open_questions
 
 # A round is added only when this many times its expected length is left: a deployment's
@@ -70,22 +69,15 @@ def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
     return short
 
 
-def spend(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    deadline: float,
-    keep: Callable[[float], float] = lambda each: 0.0,
-) -> tuple[int, list[str]]:
-    """The planned rounds, then rounds for open questions until `deadline`
+def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tuple[int, list[str]]:
+    """The planned rounds, then rounds for open questions until the bench's deadline
     (time.monotonic()); (rounds added, questions still open). An added round starts only
     when the whole of it fits before the deadline (judged by the rounds before it), so
     every deployment of a round has its trial and the round stays paired. `keep(each)`:
     seconds left out of the race for what follows it (each: a deployment's time)."""
+    plan, recorder, progress, deadline = bench.plan, bench.recorder, bench.progress, bench.until
     started = time.monotonic()
-    run_benchmark(project, plan, recorder, run_dir, progress, stop_at=deadline)
+    run_benchmark(bench, stop_at=deadline)
     took = time.monotonic() - started
     each = took / max(1, plan.trials * len(plan.deployments))
     # A round's cost in units: one per window and one per server lifetime (its start,
@@ -138,7 +130,7 @@ def spend(
         )
         progress.grow(extra.total_trials())
         begun = time.monotonic()
-        run_benchmark(project, extra, recorder, run_dir, progress, stop_at=deadline)
+        run_benchmark(bench.with_plan(extra), stop_at=deadline)
         units = extra.total_trials() + len(chosen)
         unit = max(unit, (time.monotonic() - begun) / units)
         recorder.save()

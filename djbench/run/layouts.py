@@ -21,15 +21,14 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from pathlib import Path
 
 from djbench.launch.live import Deployment
 from djbench.plan.options import cpu_count
-from djbench.plan.project import Project
 from djbench.plan.tuning import space
 from djbench.results.model import LayoutRow, LayoutSweep, PairResult
+from djbench.run.bench import Bench, entry_key
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder, entry_key, run_benchmark
+from djbench.run.runner import run_benchmark
 from djbench.run.selection import deployment as at_layout
 from djbench.verdicts.runs import Pair
 
@@ -81,18 +80,10 @@ def reserve(plan: Plan, each_s: float) -> float:
     return each_s * most if most > 1 else 0.0
 
 
-def sweep(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    deadline: float,
-    each_s: float,
-    round_index: int,
-) -> LayoutSweep | None:
+def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
     """Sweep the leader's server (None: nothing to sweep, said); `each_s` is the time a
     deployment took in the rounds, `round_index` the round its windows are recorded as."""
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     document = recorder.document
     top = leader(plan, document.results, document.run_id)
     base = template(plan, top) if top is not None else None
@@ -112,7 +103,7 @@ def sweep(
     # One layout's window is no round to keep paired (budget.ROUND_MARGIN's reason): a layout
     # starts when a deployment's usual time is left, and run_benchmark starts none after
     # the deadline.
-    fits = max(0, int((deadline - time.monotonic()) / max(1.0, each_s)))
+    fits = max(0, int((bench.until - time.monotonic()) / max(1.0, each_s)))
     chosen, record.skipped = candidates[:fits], [c.label for c in candidates[fits:]]
     if not chosen:
         progress.say(f"layouts: no time left to sweep {base.server.name}'s layouts")
@@ -136,7 +127,7 @@ def sweep(
         seed=plan.seed + round_index,
     )
     progress.grow(swept.total_trials())
-    run_benchmark(project, swept, recorder, run_dir, progress, stop_at=deadline)
+    run_benchmark(bench.with_plan(swept), stop_at=bench.deadline)
     started: list[Deployment] = []
     for layout in layouts:  # a layout the deadline left unstarted is no pair of the run
         key = entry_key(layout.label, scenario.name, concurrency)

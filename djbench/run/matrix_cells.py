@@ -46,7 +46,8 @@ from djbench.run.matrix_build import (
     remove_worktrees,
 )
 from djbench.run.show import Show
-from djbench.verdicts import matrix, rules
+from djbench.verdicts import matrix_verdicts as matrix
+from djbench.verdicts import rules
 from djbench.verdicts.runs import load_cell
 
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed

@@ -16,12 +16,11 @@ from djbench.launch.process import ServerError
 from djbench.measure.drivers import DriverError
 from djbench.measure.trial import LoadSettings, run_trial
 from djbench.measure.verify import verify
-from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Notice, PairResult, Trial
+from djbench.run.bench import Bench
 from djbench.run.gates import server_failed
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 
 # What a search does for one pair: fill in the entry (its trials and its own record).
 PairSearch = Callable[[LiveServer, Scenario, PairResult], None]
@@ -54,21 +53,16 @@ def one_window(
     return trial
 
 
-def run_each_pair(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    deadline: float,
-    search: PairSearch,
-) -> None:
+def run_each_pair(bench: Bench, search: PairSearch) -> None:
+    """Every deployment of the plan started once (none past the deadline), gated, and
+    each of its scenarios searched by `search`; a server that dies fails its pairs."""
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     for deployment in plan.deployments:
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= bench.until:
             progress.say(f"the budget is spent: {deployment.label} not started")
             continue
         try:
-            _deployment(project, plan, recorder, deployment, run_dir, progress, search)
+            _deployment(bench, deployment, search)
         except ServerError as exc:
             for scenario in plan.scenarios:
                 entry = recorder.entry(deployment, scenario, None)
@@ -78,16 +72,9 @@ def run_each_pair(
         recorder.save()
 
 
-def _deployment(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    deployment: Deployment,
-    run_dir: Path,
-    progress: Progress,
-    search: PairSearch,
-) -> None:
-    with deploy(project, deployment, run_dir, plan.health_path) as live:
+def _deployment(bench: Bench, deployment: Deployment, search: PairSearch) -> None:
+    plan, recorder = bench.plan, bench.recorder
+    with deploy(bench.project, deployment, bench.run_dir, plan.health_path) as live:
         verdicts = verify(live.target(), plan.scenarios)
         for scenario in plan.scenarios:
             entry = recorder.entry(deployment, scenario, None)
@@ -101,5 +88,5 @@ def _deployment(
                 entry.reason = Notice(code="search_http_only", params={})
             else:
                 search(live, scenario, entry)
-            progress.advance(1, "")
+            bench.progress.advance(1, "")
             recorder.save()

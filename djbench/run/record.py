@@ -121,7 +121,7 @@ def new_document(
             observer_cpus=list(selection.driver_cpus),
             memory_sampling=sampler.METHOD.format(interval=plan.settings.sample_interval),
             # Off during benchmarks for every server unless --recycle asks (see
-            # djbench.servers.base.NO_RECYCLE).
+            # djbench.servers.entry.NO_RECYCLE).
             worker_recycling_by_requests=any(
                 r is not None and r.max_requests is not None for r in opts.recycles()
             ),

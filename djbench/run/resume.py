@@ -34,7 +34,7 @@ def _shown(value: Any) -> str:
 
 def option_conflicts(given: RunOptions, saved: RunOptions) -> list[str]:
     """Options given on the command line (not left at their default) that the run lacks."""
-    baseline = from_command({"quick": given.profile == "quick"})
+    baseline = from_command({"quick": given.profile == "quick"}, "rounds")
     found = []
     for name in RunOptions.model_fields:
         if name in NOT_COMPARED:

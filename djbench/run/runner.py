@@ -1,4 +1,6 @@
-"""Orchestration: the only module that wires scenarios, servers, drivers and sampler."""
+"""The plain run's rounds: each deployment started (shuffled each round), its verify
+gate run once in a lifetime of its own, its scenarios loaded in a counterbalanced order,
+stopped; a server that dies is a recorded finding and the round goes on."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -16,121 +17,26 @@ from djbench.measure.drivers import DriverError
 from djbench.measure.sampler import settle
 from djbench.measure.trial import run_trial, ws_idle_memory
 from djbench.measure.verify import GateVerdict
-from djbench.plan.project import Project
 from djbench.plan.scenarios import Scenario
-from djbench.results import store
 from djbench.results.model import (
-    Capacity,
     DeploymentRound,
     Notice,
-    PairResult,
-    RunDocument,
     Trial,
 )
-from djbench.run.gates import new_pair, run_gate, server_failed
+from djbench.run.bench import Bench, Progress, Recorder, entry_key
+from djbench.run.gates import run_gate, server_failed
 from djbench.run.roundplan import Plan
 from djbench.verdicts.runs import summarise
 
 
-def entry_key(label: str, scenario: str, concurrency: int | None) -> str:
-    """One pair: a deployment's label (server, proxy, variant), scenario, concurrency."""
-    return f"{label}|{scenario}|{concurrency}"
-
-
-class SaveFailed(Exception):
-    """The results file could not be rewritten; the last good version stands."""
-
-    def __init__(self, path: Path, error: OSError) -> None:
-        super().__init__(f"{path}: {error.strerror or error}")
-        self.path = path
-        self.error = error
-
-
-class Recorder:
-    """Keeps the results document and rewrites it atomically after every change."""
-
-    def __init__(self, path: Path, document: RunDocument) -> None:
-        self.path = path
-        self.document = document
-        self.entries: dict[str, PairResult] = {
-            entry_key(e.label, e.scenario, e.concurrency): e for e in document.results
-        }
-
-    def save(self) -> None:
-        """Rewrite the results file; a failure (disk full, folder gone) stops the run
-        with `SaveFailed`: the previous file is intact (atomic replace), so the run
-        can be resumed once there is room."""
-        try:
-            store.write_atomic(self.path, self.document)
-        except OSError as exc:
-            raise SaveFailed(self.path, exc) from None
-
-    def done(self, key: str, round_index: int) -> bool:
-        entry = self.entries.get(key)
-        if entry is None:
-            return False
-        if entry.status in ("failed", "incompatible"):
-            return True
-        return any(t.round == round_index for t in entry.trials)
-
-    def entry(
-        self, deployment: Deployment, scenario: Scenario, concurrency: int | None
-    ) -> PairResult:
-        key = entry_key(deployment.label, scenario.name, concurrency)
-        if key not in self.entries:
-            entry = new_pair(deployment, scenario, concurrency)
-            self.entries[key] = entry
-            self.document.results.append(entry)
-        return self.entries[key]
-
-    def trials_in_round(self, deployment: Deployment, round_index: int) -> int:
-        return sum(
-            1
-            for e in self.entries.values()
-            if e.label == deployment.label
-            for t in e.trials
-            if t.round == round_index
-        )
-
-    def rounds_of(self, deployment: Deployment) -> list[DeploymentRound]:
-        label = deployment.label
-        return [r for r in self.document.deployment_rounds if r.deployment == label]
-
-
-@dataclass
-class Progress:
-    """Callbacks the command gives the run (progress bar, messages)."""
-
-    advance: Callable[[int, str], None] = lambda n, label: None
-    say: Callable[[str], None] = lambda message: None
-    # A timed trial finished (a log without a terminal prints a line for it).
-    finished: Callable[[str, Trial], None] = lambda label, trial: None
-    # More steps than planned (--budget's added rounds): the total grows by n.
-    grow: Callable[[int], None] = lambda n: None
-    # A code in words, for a message that embeds one (djbench.run.show.Show.words), and
-    # a capacity search's result in a few (Show.capacity).
-    words: Callable[[Notice | None], str] = lambda notice: notice.code if notice else ""
-    capacity: Callable[[Capacity], str] = lambda found: f"{found.rps} req/s"
-
-    def trial_done(self, label: str, trial: Trial) -> None:
-        self.advance(1, label)
-        self.finished(label, trial)
-
-
 def run_benchmark(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    until_round: int | None = None,
-    stop_at: float | None = None,
+    bench: Bench, until_round: int | None = None, stop_at: float | None = None
 ) -> None:
     """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
     loaded, stopped. `stop_at` (time.monotonic()): no deployment starts that would not
     end by then, judged by the median length of the deployments before it (the default
     profile's 10 minutes overran by 7 s when only the start was checked)."""
-    log_dir = run_dir / "logs"
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     gates = known_gates(plan, recorder)
     dead: set[str] = set()
     lasted: list[float] = []
@@ -153,18 +59,7 @@ def run_benchmark(
             if deployment.label not in dead and pending:
                 began = time.monotonic()
                 try:
-                    _run_deployment(
-                        project,
-                        plan,
-                        recorder,
-                        deployment,
-                        round_index,
-                        pending,
-                        gates,
-                        log_dir,
-                        run_dir,
-                        progress,
-                    )
+                    _run_deployment(bench, deployment, round_index, pending, gates)
                 except ServerError as exc:
                     dead.add(deployment.label)
                     _record_failure(plan, recorder, deployment, str(exc))
@@ -251,17 +146,11 @@ def _pending(
     ]
 
 
-def _gate_alone(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    deployment: Deployment,
-    run_dir: Path,
-    progress: Progress,
-) -> dict[str, GateVerdict]:
+def _gate_alone(bench: Bench, deployment: Deployment) -> dict[str, GateVerdict]:
     """Start the deployment, verify every scenario, stop it; each pair's verdict recorded.
     A server that cannot start raises ServerError, as in a timed lifetime."""
-    gate = run_gate(project, deployment, plan.scenarios, run_dir, plan.health_path)
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
+    gate = run_gate(bench.project, deployment, plan.scenarios, bench.run_dir, plan.health_path)
     if gate.error:
         raise ServerError(gate.error)
     said = {
@@ -280,28 +169,22 @@ def _gate_alone(
 
 
 def _run_deployment(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
+    bench: Bench,
     deployment: Deployment,
     round_index: int,
     pending: list[tuple[Scenario, int]],
     gates: dict[str, dict[str, GateVerdict]],
-    log_dir: Path,
-    run_dir: Path,
-    progress: Progress,
 ) -> None:
+    plan, recorder, progress, log_dir = bench.plan, bench.recorder, bench.progress, bench.logs
     if deployment.label not in gates:
         # The verify gate gets a server lifetime of its own: it calls every scenario
         # once, which would otherwise leave its memory and warm caches for round 1's
         # trials only (a scenario keeping 50 MiB showed on every scenario after it).
-        gates[deployment.label] = _gate_alone(
-            project, plan, recorder, deployment, run_dir, progress
-        )
+        gates[deployment.label] = _gate_alone(bench, deployment)
         pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
         if not pending:
             return  # nothing passed the gate: no timed lifetime to start
-    with deploy(project, deployment, run_dir, plan.health_path) as live:
+    with deploy(bench.project, deployment, bench.run_dir, plan.health_path) as live:
         record = DeploymentRound(
             deployment=deployment.label,
             server=deployment.server.name,

@@ -28,12 +28,12 @@ from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.results.model import PairResult
-from djbench.run import exits, logins, pilot, record, remote, resume, services, variants
+from djbench.run import exits, logins, pilot_fit, record, remote, resume, services, variants
+from djbench.run.bench import Bench, Progress, Recorder, SaveFailed
 from djbench.run.exits import Ended
 from djbench.run.gates import new_run_id
-from djbench.run.modes.base import Context, Invocation, Mode
+from djbench.run.modes.job import Context, Invocation, Mode
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder, SaveFailed
 from djbench.run.selection import (
     Selection,
     check_mixes,
@@ -161,7 +161,7 @@ def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocatio
     run_dir = Path(opts.output) / run_id
     fit = None
     if opts.fit and resumed is None:  # the plan as it will run, before its document
-        opts, plan, fit = pilot.fitted(show, selection, opts, plan, run_dir)
+        opts, plan, fit = pilot_fit.fitted(show, selection, opts, plan, run_dir)
     document, path = record.open_document(selection, opts, plan, resumed, run_id, fit)
     document.status = "running"
     known = {e.label for e in document.results}  # a resumed run has them already
@@ -176,10 +176,9 @@ def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocatio
         progress_bar(show, total) as progress,
         remote.master_for(opts, plan, run_dir, selection.driver_cpus, show.console) as ready,
     ):
-        ctx = Context(
-            selection.project, selection, opts, ready, recorder, run_dir, progress,
-            started, how.until_round,
-        )  # fmt: skip
+        deadline = started + opts.budget if opts.budget is not None else None
+        bench = Bench(selection.project, ready, recorder, run_dir, progress, deadline)
+        ctx = Context(bench, selection, opts, how.until_round)
         mode.run(ctx)
         if opts.budget is not None and how.until_round is None and mode.says_budget(opts):
             show.line(show.budget(document.plan))

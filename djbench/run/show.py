@@ -1,5 +1,5 @@
 """How a job speaks while it runs: the words of its codes, its log lines and its progress
-lines, behind one interface the command gives it (djbench.reports.show.ConsoleShow).
+lines, behind one interface the command gives it (djbench.reports.console_show.ConsoleShow).
 run/ computes, records and judges; it never imports a presenter. What a job prints at its
 end (tables, the answer, the files written beside the results) is the command's, from
 the results file (djbench.reports.endings)."""

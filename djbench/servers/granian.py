@@ -12,14 +12,14 @@ Facts checked with Granian 2.8.9:
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import Space
-from djbench.servers.base import (
+from djbench.servers.commandline import number, option, started
+from djbench.servers.entry import (
     Family,
     Features,
     Interface,
@@ -36,7 +36,6 @@ from djbench.servers.base import (
     recycle_mapped,
     threads_of,
 )
-from djbench.servers.commandline import number, option
 
 RECYCLE_FLAGS = ("--workers-lifetime", "--workers-max-rss")
 ENTRY = {"asgi": "granian-asgi", "wsgi": "granian-wsgi"}  # by its --interface
@@ -87,14 +86,7 @@ def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCo
     if server is None:
         return None
     threads = number(option(words, "--blocking-threads")) if interface == "wsgi" else None
-    return OwnCommand(
-        name="",
-        server=server,
-        command=shlex.join(words),
-        found_in=source,
-        workers=number(option(words, "--workers", "-w")) or 1,
-        threads=threads,
-    )
+    return started(server, words, source, threads)
 
 
 FAMILY = Family(

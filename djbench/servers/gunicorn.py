@@ -29,7 +29,8 @@ from typing import Literal
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import Space
-from djbench.servers.base import (
+from djbench.servers.commandline import number, option, python_settings
+from djbench.servers.entry import (
     PREFORK,
     Family,
     Features,
@@ -47,7 +48,6 @@ from djbench.servers.base import (
     recycle_mapped,
     threads_of,
 )
-from djbench.servers.commandline import number, option, python_settings
 
 # Gunicorn's worker class (-k / worker_class) of each entry: its builder and tuned
 # files write them, and a team's command is read back by them (with the deprecated

@@ -11,12 +11,12 @@ Facts checked with Hypercorn 0.18.0:
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
-from djbench.servers.base import (
+from djbench.servers.commandline import option, started
+from djbench.servers.entry import (
     NO_RECYCLE,
     Family,
     Features,
@@ -33,7 +33,6 @@ from djbench.servers.base import (
     recycle_mapped,
     toml_replaced,
 )
-from djbench.servers.commandline import number, option
 
 # The entries share hypercorn.toml and differ by the worker class the builder adds (and
 # a tuned file writes).
@@ -75,13 +74,7 @@ def tuned(spec: ServerSpec, workers: int, threads: int | None, knobs: dict[str, 
 
 def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCommand | None:
     uvloop = option(words, "--worker-class", "-k") == "uvloop"
-    return OwnCommand(
-        name="",
-        server="hypercorn-uvloop" if uvloop else "hypercorn",
-        command=shlex.join(words),
-        found_in=source,
-        workers=number(option(words, "--workers", "-w")) or 1,
-    )
+    return started("hypercorn-uvloop" if uvloop else "hypercorn", words, source)
 
 
 FAMILY = Family(

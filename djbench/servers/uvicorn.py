@@ -12,12 +12,12 @@ Facts checked with Uvicorn 0.54.0:
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
-from djbench.servers.base import (
+from djbench.servers.commandline import started
+from djbench.servers.entry import (
     NO_RECYCLE,
     Family,
     Features,
@@ -33,7 +33,6 @@ from djbench.servers.base import (
     recycle_argv,
     recycle_mapped,
 )
-from djbench.servers.commandline import number, option
 
 # The entries share uvicorn.args and differ by a flag the builder adds: the flag's value
 # per entry, used by the builder and written into a tuned file alike (a later flag wins,
@@ -81,13 +80,7 @@ def tuned(spec: ServerSpec, workers: int, threads: int | None, knobs: dict[str, 
 
 
 def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCommand | None:
-    return OwnCommand(
-        name="",
-        server="uvicorn",
-        command=shlex.join(words),
-        found_in=source,
-        workers=number(option(words, "--workers", "-w")) or 1,
-    )
+    return started("uvicorn", words, source)
 
 
 FAMILY = Family(

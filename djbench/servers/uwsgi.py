@@ -23,7 +23,8 @@ from pathlib import Path
 from djbench.plan.owncommands import OwnCommand
 from djbench.plan.recycle import Recycle
 from djbench.plan.tuning import Space
-from djbench.servers.base import (
+from djbench.servers.commandline import ini_section, number, option
+from djbench.servers.entry import (
     PREFORK,
     Family,
     Features,
@@ -40,7 +41,6 @@ from djbench.servers.base import (
     recycle_mapped,
     threads_of,
 )
-from djbench.servers.commandline import ini_section, number, option
 
 # uWSGI's socket options (ini keys and flags alike): `http` starts its HTTP router,
 # `http-socket` makes the workers speak HTTP, `socket` speaks the uwsgi protocol to a

@@ -2,7 +2,7 @@
 why none), the deployments the run cannot tell from it, the project's own deployments
 against it, and the deployments not to use with their first finding. Computed once from
 a results file's :class:`Run`; the console, the report and the guide say it
-(djbench.reports.answer).
+(djbench.reports.answer_words).
 
 The figure is capacity within the latency target where the run searched for it,
 otherwise the typical req/s of the highest concurrency: who leads and who ties is
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from djbench.results.model import Notice
-from djbench.verdicts.capacity import tied
+from djbench.verdicts.capacity_search import tied
 from djbench.verdicts.engine import decide
 from djbench.verdicts.ranking import (
     CONFIDENCE,

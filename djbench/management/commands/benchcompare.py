@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench.management.options import add_runs
+from djbench.management.shared_arguments import add_runs
 from djbench.reports.compare_output import as_json, markdown, print_table
 from djbench.reports.console import console_for
 from djbench.reports.words import say

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench.management.options import add_runs
+from djbench.management.shared_arguments import add_runs
 from djbench.reports import report
 from djbench.results.store import ResultsError, given_or_newest
 from djbench.verdicts.runs import load_runs

@@ -17,8 +17,8 @@ from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
 from djbench.reports import endings
 from djbench.reports.console import console_for
+from djbench.reports.console_show import ConsoleShow
 from djbench.reports.outputs import CiFiles
-from djbench.reports.show import ConsoleShow
 from djbench.run import cli, exits, modes, services, session
 from djbench.run.flags import Job
 from djbench.run.modes import Invocation
@@ -85,7 +85,7 @@ class Command(BaseCommand):
         try:
             job = cli.check(options)  # which option goes with which job, before anything
             self.services(options)
-            opts = runplan.from_command(options)
+            opts = runplan.from_command(options, job.name)
             until = options["until_round"]
             if until is not None and until < 1:
                 raise OptionError("--until-round takes a round number of at least 1")

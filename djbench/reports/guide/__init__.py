@@ -16,8 +16,8 @@ connections than were offered, or whose trials were too unstable to rank
 
 from __future__ import annotations
 
-from djbench.reports import answer, mix_output
-from djbench.reports.guide.fronts import proxy_recommendation, tls_recommendation
+from djbench.reports import answer_words as answer
+from djbench.reports import mix_output
 from djbench.reports.guide.operations import (
     asgi_readiness,
     churn_recommendation,
@@ -26,6 +26,7 @@ from djbench.reports.guide.operations import (
     system_cost_recommendation,
     tuning_recommendation,
 )
+from djbench.reports.guide.proxies import proxy_recommendation, tls_recommendation
 from djbench.reports.guide.recommendation import Recommendation
 from djbench.reports.guide.settings import axis_recommendations
 from djbench.reports.guide.workloads import capacity_recommendations, throughput_recommendations

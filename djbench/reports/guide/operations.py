@@ -7,8 +7,8 @@ from __future__ import annotations
 import statistics
 
 from djbench.reports.guide.recommendation import Recommendation
+from djbench.reports.held_words import exceptions_text, growth_text, held_text, restarts_text
 from djbench.reports.hop_words import hop_advice, hop_causes
-from djbench.reports.lasting_words import exceptions_text, growth_text, held_text, restarts_text
 from djbench.reports.ranking_words import deploy_file
 from djbench.reports.search_words import churn_event_text
 from djbench.reports.words import say

@@ -8,7 +8,7 @@ from djbench.reports.guide.recommendation import Recommendation
 from djbench.reports.ranking_words import deploy_file, figures, tie_reason
 from djbench.reports.search_words import capacity_text, span
 from djbench.reports.words import say, ws_short
-from djbench.verdicts.capacity import tied
+from djbench.verdicts.capacity_search import tied
 from djbench.verdicts.ranking import Ranking, compared, confirmed, rank, tie_level, underserved
 from djbench.verdicts.runs import Pair, Run
 

@@ -12,7 +12,12 @@ goes with which job (:func:`djbench.run.cli.check`), a matrix cell's argv
 
 from __future__ import annotations
 
-from djbench.run.flags.base import (
+from djbench.run.flags.deployments import WHAT_FLAGS
+from djbench.run.flags.files import FILE_FLAGS
+from djbench.run.flags.jobs import JOB_FLAGS
+from djbench.run.flags.load import LOAD_FLAGS
+from djbench.run.flags.remote_load import REMOTE_FLAGS
+from djbench.run.flags.table import (
     ALL,
     JOBS,
     MATRIX_BUDGET,
@@ -22,13 +27,9 @@ from djbench.run.flags.base import (
     Flag,
     Job,
 )
-from djbench.run.flags.elsewhere import OTHER_FLAGS
-from djbench.run.flags.jobs import JOB_FLAGS
-from djbench.run.flags.load import LOAD_FLAGS
-from djbench.run.flags.what import WHAT_FLAGS
 
 # In the order --help lists them.
-FLAGS: tuple[Flag, ...] = (*JOB_FLAGS, *WHAT_FLAGS, *LOAD_FLAGS, *OTHER_FLAGS)
+FLAGS: tuple[Flag, ...] = (*JOB_FLAGS, *WHAT_FLAGS, *LOAD_FLAGS, *REMOTE_FLAGS, *FILE_FLAGS)
 BY_DEST: dict[str, Flag] = {f.dest: f for f in FLAGS}
 
 __all__ = [

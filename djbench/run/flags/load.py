@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from djbench.run.flags.base import (
+from djbench.run.flags.table import (
     LOAD,
     MATRIX,
     MATRIX_BUDGET,

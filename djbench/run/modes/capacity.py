@@ -1,5 +1,5 @@
 """``runbench --capacity``: for every pair, the offered rate at which its steady-state p99
-reaches the target, with an interval (djbench.verdicts.capacity, capacity_fit).
+reaches the target, with an interval (djbench.verdicts.capacity_search, capacity_fit).
 
 Every window is an open-loop window of the builtin driver (the only open-loop driver
 here) through `run_trial`, so it is sampled, pinned and judged like any trial; its
@@ -15,23 +15,21 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from pathlib import Path
 
 from djbench.launch.live import LiveServer
 from djbench.measure.drivers import Driver, having
 from djbench.plan.jobplans import CapacityPlan
 from djbench.plan.options import OptionError
-from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Capacity, CapacityStep, PairResult, Trial
-from djbench.run.modes.base import Context
+from djbench.run.bench import Bench, Progress
+from djbench.run.modes.job import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.session import PerPairMode
-from djbench.verdicts import capacity as capacity_stats
+from djbench.verdicts import capacity_search as capacity_stats
 from djbench.verdicts.runs import summarise
 
 # --tune --objective capacity screens every candidate with a bracket this coarse
@@ -43,33 +41,26 @@ SCREEN_RESOLUTION = 0.25
 @dataclasses.dataclass(frozen=True)
 class How:
     slo_ms: float
-    deadline: float
     screening: bool = False
     steady_s: float = capacity_stats.STEADY_S
     repeats: int = capacity_stats.REPEATS
 
 
-def run(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    how: How,
-) -> None:
+def run(bench: Bench, how: How) -> None:
     """`how.repeats` passes over every deployment (none started past the deadline), every
     server restarted for each, so the staircases of different servers interleave: the
     first pass brackets and runs a staircase, the others a staircase each from the fit
     so far. `how.screening` (``--tune --objective capacity``): a coarse bracket only."""
+    recorder, progress = bench.recorder, bench.progress
     recorder.document.plan.capacity_slo_ms = how.slo_ms
     passes = 1 if how.screening else how.repeats
     for repeat in range(passes):
-        if repeat and time.monotonic() >= how.deadline:
+        if repeat and time.monotonic() >= bench.until:
             progress.say(f"the budget is spent: {passes - repeat} repeat(s) not run")
             break
 
         def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
-            found, passed = _search(plan, live, scenario, run_dir, progress, how, entry.capacity)
+            found, passed = _search(bench, live, scenario, how, entry.capacity)
             found.server_cpus = max(1, len(live.deployment.cpus))
             entry.trials += passed  # the steady windows that met the target, every repeat's
             for index, trial in enumerate(entry.trials):
@@ -78,22 +69,16 @@ def run(
             summarise(entry, [])
             progress.say(f"{live.deployment.label} {scenario.name}: {_said(found, progress)}")
 
-        run_each_pair(project, plan, recorder, run_dir, progress, how.deadline, search)
+        run_each_pair(bench, search)
 
 
 def _search(
-    plan: Plan,
-    live: LiveServer,
-    scenario: Scenario,
-    run_dir: Path,
-    progress: Progress,
-    how: How,
-    so_far: Capacity | None,
+    bench: Bench, live: LiveServer, scenario: Scenario, how: How, so_far: Capacity | None
 ) -> tuple[Capacity, list[Trial]]:
     """The first repeat's search for one pair, or a later repeat's staircase; with the
     steady windows that passed, as trials (the pair's figures are then those near its
     capacity)."""
-    slo_ms = how.slo_ms
+    plan, progress, slo_ms = bench.plan, bench.progress, how.slo_ms
     label = f"{live.deployment.label} {scenario.name}"
     warmup = min(capacity_stats.STEADY_WARMUP_S, how.steady_s / 2)
 
@@ -105,7 +90,7 @@ def _search(
                 settings, duration=how.steady_s, warmup=warmup, series=1.0
             )
         progress.advance(0, f"{label}: {phase} {rate:,.0f} req/s ({connections} connections)")
-        trial = one_window(plan, live, scenario, connections, settings, run_dir)
+        trial = one_window(plan, live, scenario, connections, settings, bench.run_dir)
         step = capacity_stats.step_of(
             phase, rate, connections, trial, slo_ms, max_error_rate, page_slos
         )
@@ -121,13 +106,13 @@ def _search(
     }
     if so_far is not None and so_far.steps and not so_far.screening:
         if so_far.stopped not in ("driver_busy", "driver_failed", "never_passed", "budget"):
-            capacity_stats.staircase(so_far, measure, how.deadline)
+            capacity_stats.staircase(so_far, measure, bench.until)
         return so_far, passed
     found = capacity_stats.search(
         measure,
         slo_ms,
         max_error_rate,
-        how.deadline,
+        bench.until,
         resolution=SCREEN_RESOLUTION if how.screening else capacity_stats.RESOLUTION,
         confirm=not how.screening,
     )
@@ -183,5 +168,4 @@ class CapacityMode(PerPairMode):
 
     def run(self, ctx: Context) -> None:
         job = plan_of(ctx.opts)
-        how = How(job.slo_p99, ctx.deadline, steady_s=job.steady_s)
-        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, how)
+        run(ctx.bench, How(job.slo_p99, steady_s=job.steady_s))

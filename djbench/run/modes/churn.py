@@ -16,7 +16,7 @@ CHURN_RATE req/s, CHURN_WINDOW_S long, in SLICE_S slices), in one server lifetim
 
 Servers run with at least MIN_WORKERS workers (a single-process Uvicorn has no
 supervisor: SIGHUP would end it). Each event is judged on the load's slices
-(djbench.verdicts.churn): requests failed after it, the worst p99 against the steady
+(djbench.verdicts.churn_events): requests failed after it, the worst p99 against the steady
 p99, the time until latency is back in the steady band, whether every slice still
 completed requests. Processes are signalled by PID, only those of the tree runbench
 started. Behind Caddy (`--proxy caddy`) the event hits the server, the load goes
@@ -39,18 +39,17 @@ from djbench.measure.drivers import Driver, having
 from djbench.measure.trial import TimedEvent
 from djbench.plan.jobplans import ChurnPlan
 from djbench.plan.options import OptionError
-from djbench.plan.project import Project
 from djbench.plan.recycle import Recycle
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import Churn, ChurnEvent, Notice, PairResult, Trial
-from djbench.run.modes.base import Context
+from djbench.run.bench import Bench
+from djbench.run.modes.job import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.session import PerPairMode
-from djbench.verdicts import churn as churn_stats
+from djbench.verdicts import churn_events as churn_stats
 from djbench.verdicts.runs import summarise
 
 KINDS = ("reload", "kill-worker", "recycle")
@@ -121,18 +120,11 @@ def _fire(live: LiveServer, kind: str, fired: dict[str, object]) -> None:
     os.kill(target, getattr(signal, name))
 
 
-def run(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    kinds: list[str],
-    rate: float,
-    window_s: float,
-    deadline: float,
-) -> None:
-    plan = dataclasses.replace(plan, deployments=deployments(plan, kinds, rate, window_s))
+def run(bench: Bench, kinds: list[str], rate: float, window_s: float) -> None:
+    plan = dataclasses.replace(
+        bench.plan, deployments=deployments(bench.plan, kinds, rate, window_s)
+    )
+    bench, run_dir, progress = bench.with_plan(plan), bench.run_dir, bench.progress
 
     def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
         wanted = _kinds_for(live.deployment, kinds)
@@ -159,7 +151,7 @@ def run(
             entry.status, entry.reason = "ok", None
         progress.say(f"{label}: {_said(record)}")
 
-    run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
+    run_each_pair(bench, search)
 
 
 def tally(record: Churn, trial: Trial, events: list[ChurnEvent]) -> None:
@@ -250,7 +242,4 @@ class ChurnMode(PerPairMode):
 
     def run(self, ctx: Context) -> None:
         o = ctx.opts
-        run(
-            ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, kinds_of(o),
-            o.rate or CHURN_RATE, o.duration, ctx.deadline,
-        )  # fmt: skip
+        run(ctx.bench, kinds_of(o), o.rate or CHURN_RATE, o.duration)

@@ -23,9 +23,10 @@ from djbench.results import store
 from djbench.run import exits, matrix_build, matrix_cells
 from djbench.run.exits import Ended, Outcome
 from djbench.run.flags import MATRIX_BUDGET
-from djbench.run.modes.base import Invocation, Mode
+from djbench.run.modes.job import Invocation, Mode
 from djbench.run.selection import select
-from djbench.verdicts import matrix, rules
+from djbench.verdicts import matrix_verdicts as matrix
+from djbench.verdicts import rules
 
 
 @dataclass(frozen=True)

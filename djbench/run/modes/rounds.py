@@ -11,7 +11,7 @@ import time
 
 from djbench.plan.runplan import RunOptions
 from djbench.run import budget, layouts
-from djbench.run.modes.base import Context
+from djbench.run.modes.job import Context
 from djbench.run.runner import run_benchmark
 from djbench.run.session import TimedMode
 
@@ -26,33 +26,18 @@ class RoundsMode(TimedMode):
         )
 
     def run(self, ctx: Context) -> None:
-        budget_s = ctx.opts.budget
-        if budget_s is None or ctx.until_round is not None:
-            run_benchmark(
-                ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, ctx.until_round
-            )
+        bench = ctx.bench
+        if bench.deadline is None or ctx.until_round is not None:
+            run_benchmark(bench, ctx.until_round)
             return
         began = time.monotonic()
-        added, still = budget.spend(
-            ctx.project,
-            ctx.plan,
-            ctx.recorder,
-            ctx.run_dir,
-            ctx.progress,
-            ctx.deadline,
-            keep=functools.partial(layouts.reserve, ctx.plan),
-        )
-        record = ctx.recorder.document.plan
-        record.budget_s, record.rounds_added, record.still_open = budget_s, added, still
-        starts = len(ctx.recorder.document.deployment_rounds) or 1
+        added, still = budget.spend(bench, keep=functools.partial(layouts.reserve, bench.plan))
+        record = bench.recorder.document.plan
+        record.budget_s, record.rounds_added, record.still_open = ctx.opts.budget, added, still
+        starts = len(bench.recorder.document.deployment_rounds) or 1
         record.layouts = layouts.sweep(
-            ctx.project,
-            ctx.plan,
-            ctx.recorder,
-            ctx.run_dir,
-            ctx.progress,
-            ctx.deadline,
+            bench,
             each_s=(time.monotonic() - began) / starts,
-            round_index=ctx.plan.first_round + ctx.plan.trials + added,
+            round_index=bench.plan.first_round + bench.plan.trials + added,
         )
-        ctx.recorder.save()
+        bench.recorder.save()

@@ -1,5 +1,5 @@
 """--soak DURATION: one long window per pair, memory, latency and worker restarts as a
-time series (djbench.measure.soak), memory growth per hour with its interval."""
+time series (djbench.measure.timeline), memory growth per hour with its interval."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``runbench --sweep``: for every pair, closed-loop throughput against concurrency,
-doubling from 1 until it stops rising (djbench.verdicts.sweep), in one server lifetime.
+doubling from 1 until it stops rising (djbench.verdicts.knee), in one server lifetime.
 
 Each step is an ordinary closed-loop trial (`run_trial`) at that concurrency, sampled
 and pinned like any other; the steps and the knee go into the pair's `sweep`, and the
@@ -8,41 +8,33 @@ knee's trial becomes the pair's trial (its usual figures are then those at the k
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from djbench.launch.live import LiveServer
-from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import PairResult, SweepStep, Trial
-from djbench.run.modes.base import Context
+from djbench.run.bench import Bench
+from djbench.run.modes.job import Context
 from djbench.run.perpair import one_window, run_each_pair
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 from djbench.run.session import PerPairMode
-from djbench.verdicts import sweep as sweep_stats
+from djbench.verdicts import knee as sweep_stats
 from djbench.verdicts.runs import summarise
 
 
-def run(
-    project: Project,
-    plan: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    deadline: float,
-) -> None:
+def run(bench: Bench) -> None:
+    plan, progress = bench.plan, bench.progress
+
     def search(live: LiveServer, scenario: Scenario, entry: PairResult) -> None:
         trials: dict[int, Trial] = {}
         label = f"{live.deployment.label} {scenario.name}"
 
         def measure(concurrency: int) -> SweepStep:
             progress.advance(0, f"{label}: sweep c={concurrency}")
-            trial = one_window(plan, live, scenario, concurrency, plan.settings, run_dir)
+            trial = one_window(plan, live, scenario, concurrency, plan.settings, bench.run_dir)
             trials[concurrency] = trial
             return sweep_stats.step_of(concurrency, trial)
 
-        found = sweep_stats.sweep(measure, deadline=deadline)
+        found = sweep_stats.sweep(measure, deadline=bench.until)
         entry.sweep = found
         entry.trials = [trials[found.knee]] if found.knee in trials else []
         summarise(entry, [])
@@ -52,7 +44,7 @@ def run(
             else f"{label}: no valid step"
         )
 
-    run_each_pair(project, plan, recorder, run_dir, progress, deadline, search)
+    run_each_pair(bench, search)
 
 
 class SweepMode(PerPairMode):
@@ -71,4 +63,4 @@ class SweepMode(PerPairMode):
         return f"; concurrency doubling from 1 until req/s stops rising, budget {minutes:g} min"
 
     def run(self, ctx: Context) -> None:
-        run(ctx.project, ctx.plan, ctx.recorder, ctx.run_dir, ctx.progress, ctx.deadline)
+        run(ctx.bench)

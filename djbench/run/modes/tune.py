@@ -17,21 +17,20 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from pathlib import Path
 
 from djbench.launch.live import Deployment
 from djbench.measure.drivers import Driver
 from djbench.plan import tuning
 from djbench.plan.jobplans import TunePlan
 from djbench.plan.options import cpu_count
-from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results.model import PairResult, RunDocument, TuneCandidate, TuneRecord
+from djbench.run.bench import Bench
 from djbench.run.modes import tune_capacity
-from djbench.run.modes.base import Context
 from djbench.run.modes.capacity import CapacityMode
+from djbench.run.modes.job import Context
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder, run_benchmark
+from djbench.run.runner import run_benchmark
 from djbench.run.selection import Selection, deployment
 from djbench.run.session import TimedMode
 from djbench.run.tuned import Fate, write_files
@@ -66,18 +65,16 @@ def _round_figures(
 
 
 def search(
-    project: Project,
+    bench: Bench,
     templates: list[Deployment],
-    base: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
     budget_s: float,
     objective: str,
     slo_p99: float | None,
 ) -> TuneRecord:
     """Successive halving for every server at once (djbench.plan.tuning); each round one
-    ordinary plan; the record of what was tried."""
+    ordinary plan; the record of what was tried. The search's own budget is its bench's
+    deadline."""
+    base, recorder, progress = bench.plan, bench.recorder, bench.progress
     cpus = cpu_count(templates[0].cpus) if templates else 1
     record = TuneRecord(
         objective=objective, slo_p99_ms=slo_p99, budget_s=budget_s, server_cpus=cpus
@@ -85,6 +82,7 @@ def search(
     recorder.document.tuning = record
     started = time.monotonic()
     stop_at = started + budget_s
+    bench = dataclasses.replace(bench, deadline=stop_at)
     template_of = {t.server.name: t for t in templates}
     spaces = {name: tuning.space(t.server.tuning, cpus) for name, t in template_of.items()}
 
@@ -103,7 +101,7 @@ def search(
             first_round=round_index,
             seed=base.seed + round_index,
         )
-        run_benchmark(project, plan, recorder, run_dir, progress, stop_at=stop_at)
+        run_benchmark(bench.with_plan(plan), stop_at=stop_at)
         recorder.save()
         answers: dict[tuning.Key, tuning.Figures | None] = {}
         for key, dep in chosen.items():
@@ -116,9 +114,7 @@ def search(
     halving = tuning.successive_halving(
         spaces, measure, objective, slo_p99, out_of_time=lambda: time.monotonic() >= stop_at
     )
-    record.confirm_rounds = confirm(
-        project, base, halving, template_of, recorder, run_dir, progress, stop_at
-    )
+    record.confirm_rounds = confirm(bench, halving, template_of)
     if not record.confirm_rounds and halving.best:
         record.skipped.append(
             "the bests' confirmation rounds: no budget was left, so the bests are compared "
@@ -129,7 +125,7 @@ def search(
         f"the budget ({budget_s:.0f} s) was spent: {c}" for c in halving.cut
     ] + record.skipped
     record.spent_s = round(time.monotonic() - started, 1)
-    record.files = write_files(recorder.document, run_dir)
+    record.files = write_files(recorder.document, bench.run_dir)
     recorder.save()
     return record
 
@@ -167,29 +163,21 @@ def _record_candidates(
 CONFIRM_ROUNDS = 3  # fresh rounds of each server's best, the paired test's minimum
 
 
-def confirm(
-    project: Project,
-    base: Plan,
-    halving: tuning.Halving,
-    template_of: dict[str, Deployment],
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    stop_at: float,
-) -> list[int]:
+def confirm(bench: Bench, halving: tuning.Halving, template_of: dict[str, Deployment]) -> list[int]:
     """Fresh rounds of every server's best, the ones the guide compares bests on: the
     trials that selected a best flatter it (the winner's curse), so comparing bests on
     them can never separate them honestly. Run only while the budget lasts; the rounds
     that ran are returned."""
-    if not halving.best or time.monotonic() >= stop_at:
+    base, recorder = bench.plan, bench.recorder
+    if not halving.best or time.monotonic() >= bench.until:
         return []
     first = halving.rounds
     bests = [deployment(template_of[s], c) for s, c in halving.best.items()]
-    progress.say(f"confirming each server's best: {CONFIRM_ROUNDS} fresh round(s)")
+    bench.progress.say(f"confirming each server's best: {CONFIRM_ROUNDS} fresh round(s)")
     plan = dataclasses.replace(
         base, deployments=bests, trials=CONFIRM_ROUNDS, first_round=first, seed=base.seed + first
     )
-    run_benchmark(project, plan, recorder, run_dir, progress, stop_at=stop_at)
+    run_benchmark(bench.with_plan(plan), stop_at=bench.deadline)
     recorder.save()
     ran = {t.round for e in recorder.document.results for t in e.trials if t.round >= first}
     return sorted(ran)
@@ -257,20 +245,16 @@ class TuneMode(TimedMode):
         return 2 * count * len(plan.scenarios) * len(plan.concurrency)  # halving: < 2n
 
     def run(self, ctx: Context) -> None:
-        o, plan, job = ctx.opts, ctx.plan, plan_of(ctx.opts)
+        bench, job = ctx.bench, plan_of(ctx.opts)
+        deployments = bench.plan.deployments
         if job.by_capacity:
             # --capacity's --budget is the whole command's: the search gets what is left
             # of it when that is less than --tune-budget (it said 900 s under --budget 8m).
-            left = job.budget_s if o.budget is None else ctx.deadline - time.monotonic()
-            tune_capacity.search(
-                ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
-                min(job.budget_s, left), job.slo_p99 or 0.0, job.steady_s,
-            )  # fmt: skip
+            left = bench.until - time.monotonic()
+            budget = min(job.budget_s, left)
+            tune_capacity.search(bench, deployments, budget, job.slo_p99 or 0.0, job.steady_s)
             return
-        search(
-            ctx.project, plan.deployments, plan, ctx.recorder, ctx.run_dir, ctx.progress,
-            job.budget_s, job.objective, job.slo_p99,
-        )  # fmt: skip
+        search(bench, deployments, job.budget_s, job.objective, job.slo_p99)
 
     def measured(self, document: RunDocument) -> list[PairResult]:
         # A search's losing candidates may be invalid: that is the search working; what

@@ -23,17 +23,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from pathlib import Path
 
 from djbench.launch.live import Deployment
 from djbench.plan import tuning
 from djbench.plan.jobplans import STEADY_S
 from djbench.plan.options import cpu_count
-from djbench.plan.project import Project
 from djbench.results.model import PairResult, TuneCandidate, TuneRecord
+from djbench.run.bench import Bench
 from djbench.run.modes import capacity
-from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import deployment
 from djbench.run.tuned import Fate, write_files
 
@@ -53,16 +50,13 @@ class _Stage:
 
 
 def search(
-    project: Project,
+    bench: Bench,
     templates: list[Deployment],
-    base: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
     budget_s: float,
     slo_ms: float,
     steady_s: float = STEADY_S,
 ) -> TuneRecord:
+    recorder, progress = bench.recorder, bench.progress
     cpus = cpu_count(templates[0].cpus) if templates else 1
     record = TuneRecord(
         objective="capacity", slo_p99_ms=slo_ms, budget_s=budget_s, server_cpus=cpus,
@@ -71,27 +65,22 @@ def search(
     recorder.document.tuning = record
     started = time.monotonic()
     stop_at = started + budget_s
+    bench = dataclasses.replace(bench, deadline=stop_at)
     candidates = _interleaved(templates, cpus)
     progress.say(
         f"screening {len(candidates)} candidate(s): a coarse capacity search each "
         f"(p99 <= {slo_ms:g} ms)"
     )
-    screen = _stage(
-        project, base, recorder, run_dir, progress, candidates,
-        capacity.How(slo_ms, stop_at, screening=True),
-    )  # fmt: skip
+    screen = _stage(bench, candidates, capacity.How(slo_ms, screening=True))
     finalists = _finalists(candidates, screen)
     if finalists and time.monotonic() < stop_at:
         progress.say(f"finals: the full search on {len(finalists)} candidate(s)")
     # The finals: one staircase each (repeats=1), enough to rank a server's own layouts;
     # the capacity with its interval over repeats is --capacity's.
-    finals = _stage(
-        project, base, recorder, run_dir, progress, finalists,
-        capacity.How(slo_ms, stop_at, steady_s=steady_s, repeats=1),
-    )  # fmt: skip
+    finals = _stage(bench, finalists, capacity.How(slo_ms, steady_s=steady_s, repeats=1))
     _record(record, candidates, screen, finals, {d.label for d in finalists})
     record.spent_s = round(time.monotonic() - started, 1)
-    record.files = write_files(recorder.document, run_dir)
+    record.files = write_files(recorder.document, bench.run_dir)
     recorder.save()
     return record
 
@@ -103,23 +92,15 @@ def _interleaved(templates: list[Deployment], cpus: int) -> list[Deployment]:
     return [s[i] for i in range(longest) for s in spaces if i < len(s)]
 
 
-def _stage(
-    project: Project,
-    base: Plan,
-    recorder: Recorder,
-    run_dir: Path,
-    progress: Progress,
-    chosen: list[Deployment],
-    how: capacity.How,
-) -> _Stage:
+def _stage(bench: Bench, chosen: list[Deployment], how: capacity.How) -> _Stage:
     """One capacity search per candidate and scenario; the figure of each that ran."""
     stage = _Stage()
     if not chosen:
         return stage
-    plan = dataclasses.replace(base, deployments=chosen, trials=1)
-    capacity.run(project, plan, recorder, run_dir, progress, how)
+    plan = dataclasses.replace(bench.plan, deployments=chosen, trials=1)
+    capacity.run(bench.with_plan(plan), how)
     for dep in chosen:
-        entries = [e for e in recorder.document.results if e.label == dep.label]
+        entries = [e for e in bench.recorder.document.results if e.label == dep.label]
         if any(e.capacity is not None or e.status == "failed" for e in entries):
             stage.figures[dep.label] = _figure(entries, how.screening)
     return stage

@@ -13,7 +13,7 @@ from djbench.plan.inventory import Inventory
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
 from djbench.run.exits import Ended
-from djbench.run.modes.base import Invocation, Mode
+from djbench.run.modes.job import Invocation, Mode
 from djbench.run.session import begin
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from djbench.run.flags.base import (
+from djbench.run.flags.table import (
     RUNS,
     WHAT,
     Flag,

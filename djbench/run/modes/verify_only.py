@@ -13,7 +13,7 @@ from djbench.results import store
 from djbench.run import exits, logins, variants
 from djbench.run.exits import Ended
 from djbench.run.gates import GateResult, gate_entries, new_run_id, run_gates
-from djbench.run.modes.base import Invocation, Mode
+from djbench.run.modes.job import Invocation, Mode
 from djbench.run.record import new_document
 from djbench.run.selection import runnable
 from djbench.run.session import begin, selected, setup_project

@@ -13,7 +13,7 @@ from typing import Any
 from djbench.measure.sampler import MB, TimelineSampler
 from djbench.plan.runplan import GROWTH_THRESHOLD_MB_H
 from djbench.results.model import LoadPoint, MemoryPoint, Restart, Timeline
-from djbench.verdicts.soak import growth
+from djbench.verdicts.growth import growth
 
 
 def load_points(series: list[dict[str, Any]]) -> list[LoadPoint]:

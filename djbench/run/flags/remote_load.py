@@ -1,11 +1,9 @@
-"""The matrix's own options, where the load comes from and goes to, services and files."""
+"""Where the load comes from and goes to: Locust's workers and master, a remote or
+running target."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from djbench.run.flags.base import (
-    FILES,
+from djbench.run.flags.table import (
     REMOTE,
     RUNS,
     TARGETABLE,
@@ -14,9 +12,8 @@ from djbench.run.flags.base import (
     _g,
     _locust,
 )
-from djbench.run.services import DEFAULT_POSTGRES, DEFAULT_REDIS
 
-OTHER_FLAGS: tuple[Flag, ...] = (
+REMOTE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "locust_workers",
         "--driver locust: worker processes (default 1)",
@@ -91,78 +88,5 @@ OTHER_FLAGS: tuple[Flag, ...] = (
         RUNS,
         None,
         cell=lambda o: o.allow_remote_target,
-    ),
-    Flag(
-        "output",
-        "results folder (default bench-results)",
-        FILES,
-        type=Path,
-        example="bench-results",
-    ),
-    # What CI reads (djbench.reports.ci_outputs), written at the end from the results.
-    Flag(
-        "summary",
-        "also write a Markdown summary here: the answer, a row per pair, a matrix's "
-        "verdicts (for $GITHUB_STEP_SUMMARY or a merge-request comment)",
-        FILES,
-        TIMED | {"matrix"},
-        Path,
-        metavar="FILE",
-        example="summary.md",
-    ),
-    Flag(
-        "junit",
-        "also write JUnit XML here: a testcase per pair (a failure when it may not be "
-        "ranked), per matrix verdict (a failure when worse)",
-        FILES,
-        TIMED | {"matrix"},
-        Path,
-        metavar="FILE",
-        example="junit.xml",
-    ),
-    Flag(
-        "bmf",
-        "also write Bencher Metric Format JSON here: throughput with its interval, p99 "
-        "latency and peak memory per pair",
-        FILES,
-        TIMED | {"matrix"},
-        Path,
-        metavar="FILE",
-        example="bmf.json",
-    ),
-    Flag(
-        "on_inconclusive",
-        "what a question left open at the budget makes of the exit code: pass (default: "
-        "exit 0, said in one line) or fail (exit 1): a matrix pair neither worse nor "
-        "equivalent, a threshold too close to call",
-        FILES,
-        TIMED | {"matrix"},
-        metavar="pass|fail",
-        example="fail",
-    ),
-    Flag(
-        "no_setup",
-        "skip DJBENCH['SETUP_COMMANDS']",
-        FILES,
-        RUNS,
-        None,
-        cell=lambda o: not o.setup,
-    ),
-    Flag(
-        "database",
-        f"run on PostgreSQL (default {DEFAULT_POSTGRES}), creating the database when missing",
-        FILES,
-        RUNS,
-        metavar="postgres[=URL]",
-        example="postgres",
-    ),
-    Flag(
-        "redis",
-        f"put the cache and channel layer on Redis (default {DEFAULT_REDIS})",
-        FILES,
-        RUNS,
-        metavar="URL",
-        const=DEFAULT_REDIS,
-        example=DEFAULT_REDIS,
     ),
 )

@@ -16,12 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from djbench.measure.drivers import Driver
-from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results.model import PairResult, RunDocument
+from djbench.run.bench import Bench
 from djbench.run.exits import Ended
 from djbench.run.roundplan import Plan
-from djbench.run.runner import Progress, Recorder
 from djbench.run.selection import Selection
 from djbench.run.show import Show
 
@@ -44,22 +43,13 @@ class Invocation:
 
 @dataclass(frozen=True)
 class Context:
-    """Everything a timed job's ``run`` is given."""
+    """Everything a timed job's ``run`` is given: the bench its rounds run on (project,
+    plan, recorder, logs, progress, deadline), and what only the job reads."""
 
-    project: Project
+    bench: Bench
     selection: Selection
     opts: RunOptions
-    plan: Plan
-    recorder: Recorder
-    run_dir: Path
-    progress: Progress
-    started: float  # time.monotonic() when the command began
     until_round: int | None
-
-    @property
-    def deadline(self) -> float:
-        """When --budget (the whole command's wall time) is spent."""
-        return self.started + (self.opts.budget or 0.0)
 
 
 class Mode:
