@@ -29,6 +29,7 @@ NAMES = {
     "leader", "other", "cell", "failed_cells", "base_failed", "metric", "kind", "status",
     "run_id", "tag", "run_tag", "page", "name", "shapes", "efficient", "decision",
     "exceptions", "question",
+    "sql_added", "sql_removed",  # SQL statements' shapes: data, not words
 }  # fmt: skip
 
 

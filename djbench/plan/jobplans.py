@@ -90,7 +90,18 @@ class ChurnPlan(_Job):
     kinds: list[str]  # reload, kill-worker, recycle
 
 
+# --cost: hash seeds each page is counted under (their spread is the count's noise).
+COST_SEEDS = 3
+
+
+class CostPlan(_Job):
+    """--cost: instructions per request of every page, counted under Valgrind."""
+
+    job: Literal["cost"] = "cost"
+    seeds: int = COST_SEEDS  # --cost-seeds
+
+
 JobPlan = Annotated[
-    RoundsPlan | SoakPlan | TunePlan | CapacityPlan | SweepPlan | ChurnPlan,
+    RoundsPlan | SoakPlan | TunePlan | CapacityPlan | SweepPlan | ChurnPlan | CostPlan,
     Field(discriminator="job"),
 ]

@@ -17,9 +17,11 @@ from pydantic import BaseModel, ConfigDict
 
 from djbench.plan.jobplans import (
     CAPACITY_SLO_MS,
+    COST_SEEDS,
     GROWTH_THRESHOLD_MB_H,
     CapacityPlan,
     ChurnPlan,
+    CostPlan,
     JobPlan,
     RoundsPlan,
     SoakPlan,
@@ -36,6 +38,7 @@ from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 from djbench.plan.tuning import OBJECTIVES
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
+MAX_COST_SEEDS = 10  # a page's count per seed takes 10-30 s under Valgrind
 # --churn: one window per kind of event, a third of it steady before the event (its
 # rate is djbench.run.modes.churn.CHURN_RATE's)
 CHURN_WINDOW_S = 12.0
@@ -300,6 +303,11 @@ def job_plan(
         return CapacityPlan(slo_p99=slo, steady_s=steady_window(options))
     if job == "sweep":
         return SweepPlan()
+    if job == "cost":
+        seeds = options.get("cost_seeds") or COST_SEEDS
+        if not 1 <= seeds <= MAX_COST_SEEDS:
+            raise OptionError(f"--cost-seeds takes a whole number from 1 to {MAX_COST_SEEDS}")
+        return CostPlan(seeds=seeds)
     if soak_s is not None:
         return SoakPlan(seconds=soak_s, growth_threshold=threshold)
     return RoundsPlan()

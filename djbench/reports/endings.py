@@ -22,6 +22,7 @@ from djbench.reports.console import (
     print_sweep,
     print_tuning,
 )
+from djbench.reports.cost_output import print_costs
 from djbench.reports.gate_output import print_hops, print_matrix
 from djbench.reports.inventory_tables import print_list
 from djbench.reports.matrix_output import print_matrix_result
@@ -59,6 +60,12 @@ def run_end(
         return
     if document.kind == "verify":
         gate_end(console, document, path, run_dir)
+        return
+    if document.kind == "cost":
+        print_costs(console, document)
+        console.print(
+            escape(f"Results: {path}\nCompare two: manage.py benchcompare BASE.json {path}")
+        )
         return
     for table in TABLES:
         table(console, document)

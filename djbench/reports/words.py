@@ -311,6 +311,26 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str | None]] = {
         "compare in one command with --matrix)"
     ),
     # --- why a job's exit is not 0 (djbench.run.exits)
+    "cost_status": lambda p: (
+        f"{p['path']} answered {p['got']}, expected {p['expected']} (the probe's log has "
+        "the traceback)"
+    ),
+    "cost_crashed": lambda p: f"the probe ended without an answer; its last lines:\n{p['log']}",
+    "cost_timeout": lambda p: f"a segment took more than {p['seconds']:.0f}s under Valgrind",
+    "cost_no_dump": lambda p: f"callgrind wrote no count for segment {p['number']}",
+    "cost_unsettled": lambda p: (
+        f"the {p['side']} count did not settle (consecutive segments differed by more "
+        "than the rule): read its segments"
+    ),
+    "cost_path_length": lambda p: (
+        f"the two projects' paths differ in length ({p['base']} and {p['new']} "
+        "characters): string sizes, and so a few instructions, follow it"
+    ),
+    "cost_valgrind": lambda p: f"counted under different Valgrinds: {p['base']} and {p['new']}",
+    "cost_failing": lambda p: f"{p['count']} page(s) got costlier or changed their SQL",
+    "cost_mixed": lambda p: (
+        "one file is a cost probe (--cost), the other is not: compare like with like"
+    ),
     "nothing_measured": lambda p: "nothing was measured: every pair failed or was refused",
     "thresholds": lambda p: (
         f"{p['count']} threshold(s) "

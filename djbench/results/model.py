@@ -29,6 +29,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from djbench.results.cost_model import CostRecord as CostRecord
+from djbench.results.cost_model import PageCost as PageCost
+from djbench.results.cost_model import SeedCount as SeedCount
 from djbench.results.driver_model import DriverFigures as DriverFigures
 from djbench.results.layout_model import LayoutRow as LayoutRow
 from djbench.results.layout_model import LayoutSweep as LayoutSweep
@@ -40,6 +43,7 @@ from djbench.results.matrix_model import MatrixNoise as MatrixNoise
 from djbench.results.matrix_model import MatrixPair as MatrixPair
 from djbench.results.matrix_model import MatrixVerdict as MatrixVerdict
 from djbench.results.matrix_model import ShapeChange as ShapeChange
+from djbench.results.modelbase import Command as Command
 from djbench.results.modelbase import Model as Model
 from djbench.results.modelbase import Notice as Notice
 from djbench.results.plan_model import AsgiHops as AsgiHops
@@ -56,17 +60,6 @@ from djbench.results.search_model import SweepStep as SweepStep
 SCHEMA_VERSION = 3
 Status = Literal["ok", "incompatible", "failed", "invalid"]
 VerifyStatus = Literal["ok", "incompatible", "failed"]
-
-
-class Command(Model):
-    """An exact command as started: argv, one shell line, the variables djbench set."""
-
-    argv: list[str]
-    shell: str
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str = ""
-    config_file: str | None = Field(default=None, description="the deploy file it used")
-    config_sha256: str | None = None
 
 
 class Latency(Model):
@@ -579,7 +572,7 @@ class RunDocument(Model):
 
     schema_version: Literal[3] = 3
     run_id: str
-    kind: Literal["benchmark", "verify"]
+    kind: Literal["benchmark", "verify", "cost"]
     status: Literal["running", "interrupted", "complete"] = "running"
     started: str | None = None
     finished: str | None = None
@@ -591,3 +584,4 @@ class RunDocument(Model):
     deployment_rounds: list[DeploymentRound] = Field(default_factory=list)
     results: list[PairResult] = Field(default_factory=list)
     tuning: TuneRecord | None = Field(default=None, description="--tune: the search")
+    cost: CostRecord | None = Field(default=None, description="--cost: instructions per request")

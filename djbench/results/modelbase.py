@@ -31,3 +31,14 @@ def _is_notice(value: Any) -> bool:
     return isinstance(value, Notice) or (
         isinstance(value, dict) and set(value) <= {"code", "params"} and "code" in value
     )
+
+
+class Command(Model):
+    """An exact command as started: argv, one shell line, the variables djbench set."""
+
+    argv: list[str]
+    shell: str
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str = ""
+    config_file: str | None = Field(default=None, description="the deploy file it used")
+    config_sha256: str | None = None

@@ -16,7 +16,14 @@ from djbench.plan.fitting import Fit
 from djbench.plan.options import OptionError
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.results.model import AsgiHops, OwnDeployment, PlanRecord, RunDocument, ScenarioMeta
+from djbench.results.model import (
+    AsgiHops,
+    CostRecord,
+    OwnDeployment,
+    PlanRecord,
+    RunDocument,
+    ScenarioMeta,
+)
 from djbench.run import resume
 from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
@@ -133,6 +140,20 @@ def new_document(
             order=[[d.label for d in r] for r in plan.rounds()],
         ),
         skipped=selection.skipped,
+    )
+
+
+def cost_document(
+    run_id: str, selection: Selection, opts: RunOptions, record: CostRecord
+) -> RunDocument:
+    """A cost probe's document (runbench --cost): no server, its pages' counts."""
+    return RunDocument(
+        run_id=run_id,
+        kind="cost",
+        started=store.now(),
+        environment=environment.collect(selection.project, {"valgrind": record.valgrind}),
+        plan=plan_record(selection, opts, selection.scenarios),
+        cost=record,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from rich.console import Console
 
-from djbench.results.model import Capacity, MatrixNoise, Notice, PlanRecord, Trial
+from djbench.results.model import Capacity, MatrixNoise, Notice, PageCost, PlanRecord, Trial
 
 
 class Show(Protocol):
@@ -43,3 +43,6 @@ class Show(Protocol):
 
     def budget(self, plan: PlanRecord) -> str:
         """What --budget bought, after the rounds."""
+
+    def cost(self, page: PageCost) -> None:
+        """One page counted (--cost)."""

@@ -17,9 +17,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from djbench.management.shared_arguments import add_runs
 from djbench.reports.compare_output import as_json, markdown, print_table
 from djbench.reports.console import console_for
+from djbench.reports.cost_output import print_comparison
 from djbench.reports.words import say
+from djbench.results import store
+from djbench.results.model import Notice, RunDocument
 from djbench.results.store import ResultsError, given_or_newest
-from djbench.verdicts import rules
+from djbench.verdicts import cost, rules
 from djbench.verdicts.comparable import reachable
 from djbench.verdicts.compare import compare
 from djbench.verdicts.runs import load_run
@@ -39,9 +42,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--threshold",
             type=float,
-            default=rules.THRESHOLD,
+            default=None,
             help="smallest change that counts, and the equivalence margin, as a fraction "
-            f"(default {rules.THRESHOLD})",
+            f"(default {rules.THRESHOLD}; two cost probes: {cost.THRESHOLD})",
         )
         parser.add_argument(
             "--alpha",
@@ -66,13 +69,13 @@ class Command(BaseCommand):
         base: Path | None,
         new: Path | None,
         runs: Path,
-        threshold: float,
+        threshold: float | None,
         alpha: float,
         json_path: Path | None,
         markdown_path: Path | None,
         **options: Any,
     ) -> None:
-        if not 0 < threshold < 1:
+        if threshold is not None and not 0 < threshold < 1:
             raise CommandError("--threshold takes a fraction like 0.05", returncode=2)
         if not 0 < alpha < 1:
             raise CommandError(
@@ -86,12 +89,16 @@ class Command(BaseCommand):
             paths = given_or_newest([p for p in (base, new) if p], runs, 2)
             if len(paths) < 2:
                 raise ResultsError(f"only one run in {runs}/: name the two results files")
+            documents = _documents(paths[:2])
+            if any(d.cost is not None for d in documents):
+                self.compare_costs(documents[0], documents[1], threshold or cost.THRESHOLD, options)
+                return
             base_run, new_run = load_run(paths[0]), load_run(paths[1])
         except ResultsError as exc:
             raise CommandError(str(exc), returncode=2) from None
         if (why := reachable(base_run, new_run)) is not None:
             raise CommandError(say(why), returncode=2)
-        result = compare(base_run, new_run, threshold=threshold, alpha=alpha)
+        result = compare(base_run, new_run, threshold=threshold or rules.THRESHOLD, alpha=alpha)
         print_table(console_for(self.stdout, no_color=options.get("no_color", False)), result)
         if json_path:
             json_path.write_text(json.dumps(as_json(result), indent=2) + "\n")
@@ -99,3 +106,23 @@ class Command(BaseCommand):
             markdown_path.write_text(markdown(result))
         if result.worse:
             raise CommandError(f"{len(result.worse)} pair(s) got worse", returncode=1)
+
+    def compare_costs(
+        self, base: RunDocument, new: RunDocument, threshold: float, options: dict[str, Any]
+    ) -> None:
+        """Two cost probes (runbench --cost): each page's instructions per request."""
+        if base.cost is None or new.cost is None:
+            raise CommandError(say(Notice(code="cost_mixed")), returncode=2)
+        result = cost.compare(base.cost, new.cost, threshold)
+        print_comparison(console_for(self.stdout, no_color=options.get("no_color", False)), result)
+        if result.failing:
+            notice = Notice(code="cost_failing", params={"count": len(result.failing)})
+            raise CommandError(say(notice), returncode=1)
+
+
+def _documents(paths: list[Path]) -> list[RunDocument]:
+    """Both files as results documents; none when one is not (load_run then says why)."""
+    try:
+        return [store.load(p) for p in paths]
+    except ResultsError:
+        return []

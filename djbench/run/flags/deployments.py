@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from djbench.run.flags.table import (
+    ALL,
     RUNS,
     WHAT,
     Flag,
@@ -16,13 +17,14 @@ WHAT_FLAGS: tuple[Flag, ...] = (
         "servers",
         "comma-separated server names (default: every installed one)",
         WHAT,
+        ALL - {"cost"},
         cell=lambda o: _joined(o.servers),
     ),
     Flag(
         "scenarios",
         "comma-separated scenario names (default: the profile's set)",
         WHAT,
-        RUNS,
+        RUNS | {"cost"},
         cell=lambda o: _joined(o.scenarios),
         example="health-sync",
     ),

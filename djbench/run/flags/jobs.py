@@ -13,6 +13,16 @@ from djbench.run.flags.table import (
 JOB_FLAGS: tuple[Flag, ...] = (
     Flag("list", JOBS["list"].summary, JOB, frozenset({"list"}), None),
     Flag("verify_only", JOBS["verify"].summary, JOB, frozenset({"verify"}), None),
+    Flag("cost", JOBS["cost"].summary, JOB, frozenset({"cost"}), None),
+    Flag(
+        "cost_seeds",
+        "--cost: hash seeds each page is counted under; their spread is what a change "
+        "must exceed (default 3)",
+        JOB,
+        frozenset({"cost"}),
+        int,
+        example="2",
+    ),
     Flag(
         "matrix",
         'version matrix, e.g. "django=5.2,6.0" or "ref=main,HEAD": the same plan in one '

@@ -35,6 +35,13 @@ JOBS: dict[str, Job] = {
         Job("list", "--list", "list servers and scenarios, then exit", "lists and exits"),
         Job("verify", "--verify-only", "the verify gate only: nothing timed", "times nothing"),
         Job(
+            "cost",
+            "--cost",
+            "instructions per request of every page, counted under Valgrind: no server, "
+            "no wall clock",
+            "starts no server and times nothing",
+        ),
+        Job(
             "matrix",
             "--matrix",
             "one plan in an isolated environment per version, rounds interleaved, a "
@@ -85,7 +92,7 @@ JOBS: dict[str, Job] = {
 }
 
 ALL = frozenset(JOBS)
-RUNS = ALL - {"list"}  # everything that starts a server
+RUNS = ALL - {"list", "cost"}  # everything that starts a server
 TIMED = RUNS - {"verify"}  # everything that loads one
 TARGETABLE = frozenset({"rounds", "verify", "capacity", "sweep"})  # what --target runs
 

@@ -19,6 +19,7 @@ from typing import Any
 from djbench.plan.runplan import RunOptions
 from djbench.run.modes.capacity import CapacityMode
 from djbench.run.modes.churn import ChurnMode
+from djbench.run.modes.cost import CostMode
 from djbench.run.modes.job import Invocation, Mode
 from djbench.run.modes.listing import ListMode
 from djbench.run.modes.matrix import MatrixMode
@@ -34,6 +35,7 @@ MODES: dict[str, type[Mode]] = {
     for m in (
         ListMode,
         VerifyMode,
+        CostMode,
         MatrixMode,
         TuneMode,
         ChurnMode,

@@ -1,0 +1,99 @@
+"""A cost probe in words: each page's line as it is counted, the table of a --cost run,
+and the comparison of two (benchcompare on cost files)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from djbench.reports.words import say
+from djbench.results.model import PageCost, RunDocument
+from djbench.verdicts.cost import CostComparison, PageChange
+
+WHAT_IT_SEES = (
+    "Instructions per request count the work of Django and the project's code in one "
+    "process (the ORM, templates, middleware, serialisation); they do not see time "
+    "spent waiting for the database or the network, the GIL, concurrency, or the "
+    "server: the wall clock's rounds measure those."
+)
+
+
+def instructions(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def spread(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3%}"
+
+
+def page_line(page: PageCost) -> str:
+    """One page, as soon as it is counted."""
+    if page.status != "ok":
+        return f"{page.scenario}: failed under the probe: {say(page.reason)}"
+    seconds = sum(c.seconds for c in page.counts)
+    settled = "" if all(c.settled for c in page.counts) else " (did not settle: see its segments)"
+    return (
+        f"{page.scenario} ({page.interface.upper()}): {instructions(page.instructions)} "
+        f"instructions per request over {len(page.counts)} seed(s), spread "
+        f"{spread(page.spread)}{settled}; {page.queries:g} SQL per request; {seconds:.0f}s"
+    )
+
+
+def print_costs(console: Console, document: RunDocument) -> None:
+    """A --cost run's table: every page, its figure, its spread over seeds."""
+    if document.cost is None:
+        return
+    table = Table(title="Cost per request (instructions, under Valgrind)")
+    for column in ("page", "handler", "instructions", "spread over seeds", "SQL", "bytes"):
+        table.add_column(column, justify="left" if column in ("page", "handler") else "right")
+    for page in document.cost.pages:
+        if page.status != "ok":
+            table.add_row(page.scenario, page.interface, "failed", escape(say(page.reason)), "", "")
+            continue
+        table.add_row(
+            page.scenario,
+            page.interface,
+            instructions(page.instructions),
+            spread(page.spread),
+            f"{page.queries:g}" if page.queries is not None else "-",
+            str(page.response_bytes or "-"),
+        )
+    console.print(table)
+    console.print(escape(WHAT_IT_SEES))
+
+
+def change_line(change: PageChange) -> str:
+    if change.ratio is None:
+        return f"{change.scenario}: {change.verdict}"
+    text = (
+        f"{change.scenario}: {change.verdict}, x{change.ratio:.4f} "
+        f"({instructions(change.before)} -> {instructions(change.after)} instructions "
+        f"per request; seeds' spread {spread(change.noise)})"
+    )
+    if change.queries_changed:
+        text += f"; SQL changed: +{len(change.sql_added)} shape(s), -{len(change.sql_removed)}"
+    return text
+
+
+def print_comparison(console: Console, result: CostComparison) -> None:
+    """Each page's change, then what moved: functions, SQL shapes, notes."""
+    for change in result.pages:
+        console.print(escape(change_line(change)))
+        for moved in change.functions:
+            line = f"    {moved.name}: {moved.before:,.0f} -> {moved.after:,.0f}"
+            console.print(escape(line + " opcodes per request"))
+        for shape in change.sql_added:
+            console.print(escape(f"    + {shape}"))
+        for shape in change.sql_removed:
+            console.print(escape(f"    - {shape}"))
+        for note in change.notes:
+            console.print(escape(f"    {say(note)}"))
+    for note in result.notes:
+        console.print(escape(say(note)))
+    console.print(
+        escape(
+            f"A page is worse or better when its count moved by more than "
+            f"{result.threshold:.1%} and more than its seeds' spread."
+        )
+    )

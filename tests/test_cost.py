@@ -1,0 +1,152 @@
+"""runbench --cost: instructions per request under Valgrind, and their verdicts.
+
+The live tests need Valgrind: they skip without it here and are required under CI=true
+(.ci/run installs it). The verdict's rule is tested on made-up records (no Valgrind).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from djbench.measure import cost, sqlshape
+from djbench.plan import scenarios
+from djbench.plan.project import current
+from djbench.results import store
+from djbench.results.model import CostRecord, PageCost, SeedCount
+from djbench.verdicts.cost import compare
+
+
+def need_valgrind() -> None:
+    if cost.valgrind() is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("valgrind is not installed (CI=true: .ci/run installs it)")
+        pytest.skip("valgrind is not installed (Debian: apt-get install valgrind)")
+
+
+def _page(name: str, figures: list[float], shapes: dict[str, float] | None = None) -> PageCost:
+    counts = [
+        SeedCount(seed=i, instructions=f, per_segment=10, settled=True)
+        for i, f in enumerate(figures)
+    ]
+    median = sorted(figures)[len(figures) // 2]
+    return PageCost(
+        scenario=name,
+        interface="wsgi",
+        counts=counts,
+        instructions=median,
+        spread=(max(figures) - min(figures)) / median,
+        queries=sum((shapes or {}).values()),
+        fingerprints=shapes or {},
+        functions={"app/views.py:page": 1000.0},
+    )
+
+
+def _record(*pages: PageCost) -> CostRecord:
+    return CostRecord(
+        settled_within=0.002, max_segments=8, project_path_length=20, pages=list(pages)
+    )
+
+
+def test_a_change_beyond_threshold_and_spread_is_worse_and_one_within_is_equal() -> None:
+    base = _record(_page("a", [1_000_000, 1_000_500, 1_001_000]), _page("b", [500_000] * 3))
+    new = _record(_page("a", [1_025_000, 1_025_400, 1_026_000]), _page("b", [502_000] * 3))
+    result = compare(base, new, threshold=0.01)
+    a, b = result.pages
+    assert (a.verdict, round(a.ratio or 0, 3)) == ("worse", 1.025)
+    assert b.verdict == "equal"  # 0.4%: under the threshold
+    assert [p.scenario for p in result.failing] == ["a"]
+
+
+def test_a_change_within_the_seeds_spread_is_equal_even_above_the_threshold() -> None:
+    base = _record(_page("a", [1_000_000, 1_030_000, 1_060_000]))
+    new = _record(_page("a", [1_020_000, 1_050_000, 1_080_000]))
+    [a] = compare(base, new, threshold=0.01).pages
+    assert a.verdict == "equal" and a.noise == pytest.approx(0.0583, abs=1e-3)
+
+
+def test_one_added_query_is_a_finding_at_an_equal_cost() -> None:
+    select = 'SELECT "t"."id" FROM "t" WHERE "t"."id" = %s'
+    base = _record(_page("a", [1_000_000], {select: 1}))
+    new = _record(_page("a", [1_000_000], {select: 1, 'SELECT COUNT(*) FROM "t"': 1}))
+    [a] = compare(base, new).pages
+    assert a.verdict == "equal" and a.queries_changed and a.failing
+    assert a.sql_added == ('SELECT COUNT(*) FROM "t"',) and a.sql_removed == ()
+
+
+def test_sql_shapes_drop_literals_and_list_lengths() -> None:
+    assert sqlshape.normalise("SELECT * FROM t WHERE id IN (%s, %s, %s) LIMIT 20") == (
+        "SELECT * FROM t WHERE id IN (...) LIMIT ?"
+    )
+    assert sqlshape.normalise("SELECT  'it''s'  ,\n 3.5 FROM \"t2\"") == 'SELECT ? , ? FROM "t2"'
+
+
+def test_without_valgrind_cost_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cost, "valgrind", lambda: None)
+    with pytest.raises(CommandError) as caught:
+        call_command("runbench", "--cost", stdout=StringIO())
+    assert caught.value.returncode == 2 and "\n" not in str(caught.value)
+    assert "apt-get install valgrind" in str(caught.value)
+
+
+def test_cost_refuses_a_server_choice() -> None:
+    with pytest.raises(CommandError) as caught:
+        call_command("runbench", "--cost", "--servers", "uwsgi", stdout=StringIO())
+    assert caught.value.returncode == 2 and "--servers" in str(caught.value)
+
+
+def test_the_same_code_counted_twice_is_equal(tmp_path: Path) -> None:
+    """Determinism: one page, one seed, two children: equal within 1e-5 (a few
+    instructions of ~900,000 per request; the bound is far under a gate's 1%)."""
+    need_valgrind()
+    project = current()
+    [page] = [s for s in scenarios.load(project.scenarios).scenarios if s.name == "health-sync"]
+    [probe] = cost.probes([page])
+    first, _ = cost.count(project, probe, 0, tmp_path / "one")
+    second, _ = cost.count(project, probe, 0, tmp_path / "two")
+    assert first.settled and second.settled
+    assert first.instructions == pytest.approx(second.instructions, rel=1e-5)
+    assert 300_000 < first.instructions < 5_000_000  # Django's handler, a JSON answer
+
+
+@pytest.mark.servers
+def test_runbench_cost_counts_a_sync_and_an_async_page(live_database: str, tmp_path: Path) -> None:
+    """The job end to end on the sample: a WSGI page with its SQL, an ASGI page, a page
+    whose status is wrong a finding of its own; the file compared with itself: equal
+    pages, and the broken page fails the gate."""
+    need_valgrind()
+    bad = tmp_path / "scenarios.toml"
+    source = current().scenarios.read_text()
+    at = source.index('name = "health-async"')
+    bad.write_text(source[:at] + source[at:].replace("status = 200", "status = 201", 1))
+    out = tmp_path / "out"
+    text = StringIO()
+    call_command(
+        "runbench", "--cost", "--cost-seeds", "1", "--no-setup", "--output", str(out),
+        "--scenario-file", str(bad), "--scenarios", "movies-sync,movies-async,health-async",
+        stdout=text,
+    )  # fmt: skip
+    [path] = out.glob("*.json")
+    document = store.load(path)
+    assert document.kind == "cost" and document.cost is not None
+    pages = {p.scenario: p for p in document.cost.pages}
+    sync, not_ok = pages["movies-sync"], pages["health-async"]
+    assert sync.status == "ok" and sync.queries == 2 and len(sync.fingerprints) == 2
+    assert sync.counts[0].command is not None and "--tool=callgrind" in sync.counts[0].command.shell
+    assert pages["movies-async"].interface == "asgi" and pages["movies-async"].status == "ok"
+    assert (pages["movies-async"].instructions or 0) > (sync.instructions or 0)  # thread hops
+    assert not_ok.status == "failed" and not_ok.reason is not None
+    assert not_ok.reason.code == "cost_status" and not_ok.reason.params["got"] == 200
+    assert "instructions per request" in text.getvalue()
+    same = StringIO()
+    with pytest.raises(CommandError) as caught:  # a page that fails under the probe fails
+        call_command("benchcompare", str(path), str(path), stdout=same)
+    assert caught.value.returncode == 1
+    assert "movies-sync: equal, x1.0000" in same.getvalue()
+    assert "health-async: failed" in same.getvalue()
+    assert json.loads(path.read_text())["cost"]["seeds"] == [0]
