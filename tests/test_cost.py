@@ -129,6 +129,8 @@ def test_runbench_cost_counts_a_sync_and_an_async_page(live_database: str, tmp_p
     call_command(
         "runbench", "--cost", "--cost-seeds", "1", "--no-setup", "--output", str(out),
         "--scenario-file", str(bad), "--scenarios", "movies-sync,movies-async,health-async",
+        "--bmf", str(tmp_path / "bmf.json"), "--junit", str(tmp_path / "junit.xml"),
+        "--summary", str(tmp_path / "summary.md"),
         stdout=text,
     )  # fmt: skip
     [path] = out.glob("*.json")
@@ -150,3 +152,10 @@ def test_runbench_cost_counts_a_sync_and_an_async_page(live_database: str, tmp_p
     assert "movies-sync: equal, x1.0000" in same.getvalue()
     assert "health-async: failed" in same.getvalue()
     assert json.loads(path.read_text())["cost"]["seeds"] == [0]
+    # What CI reads: BMF's instructions measure, a JUnit failure for the broken page.
+    bmf = json.loads((tmp_path / "bmf.json").read_text())
+    assert bmf["movies-sync cost"]["instructions"]["value"] == round(sync.instructions or 0, 2)
+    assert "health-async cost" not in bmf
+    junit = (tmp_path / "junit.xml").read_text()
+    assert junit.count("<failure") == 1 and 'name="health-async"' in junit
+    assert "| movies-sync | wsgi |" in (tmp_path / "summary.md").read_text()

@@ -3,11 +3,14 @@ and the comparison of two (benchcompare on cost files)."""
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.reports.words import say
+from djbench.reports.words import md_cell, say
 from djbench.results.model import PageCost, RunDocument
 from djbench.verdicts.cost import CostComparison, PageChange
 
@@ -97,3 +100,64 @@ def print_comparison(console: Console, result: CostComparison) -> None:
             f"{result.threshold:.1%} and more than its seeds' spread."
         )
     )
+
+
+# BMF's measure for a count of instructions (Bencher's built-in slug): value the median
+# over seeds, bounds the lowest and highest seed.
+INSTRUCTIONS = "instructions"
+
+
+def cost_bmf(document: RunDocument) -> str:
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for page in document.cost.pages if document.cost else []:
+        if page.instructions is None:
+            continue
+        figures = [c.instructions for c in page.counts]
+        out[f"{page.scenario} cost"] = {
+            INSTRUCTIONS: {
+                "value": round(page.instructions, 2),
+                "lower_value": round(min(figures), 2),
+                "upper_value": round(max(figures), 2),
+            }
+        }
+    return json.dumps(out, indent=2, sort_keys=True) + "\n"
+
+
+def cost_summary(document: RunDocument) -> str:
+    lines = [
+        "### djbench: cost per request (instructions, under Valgrind)",
+        "",
+        "| page | handler | instructions | spread over seeds | SQL |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    for page in document.cost.pages if document.cost else []:
+        if page.status != "ok":
+            lines.append(
+                f"| {page.scenario} | {page.interface} | failed: {md_cell(say(page.reason))} | | |"
+            )
+            continue
+        sql = "-" if page.queries is None else f"{page.queries:g}"
+        lines.append(
+            f"| {page.scenario} | {page.interface} | {instructions(page.instructions)} "
+            f"| {spread(page.spread)} | {sql} |"
+        )
+    return "\n".join([*lines, "", WHAT_IT_SEES, ""])
+
+
+def cost_junit(document: RunDocument) -> str:
+    """A testcase per page: a failure when the page failed under the probe."""
+    pages = document.cost.pages if document.cost else []
+    failed = [p for p in pages if p.status != "ok"]
+    suites = ET.Element("testsuites")
+    suite = ET.SubElement(
+        suites, "testsuite", name=f"djbench cost {document.run_id}",
+        tests=str(len(pages)), failures=str(len(failed)),
+    )  # fmt: skip
+    for page in pages:
+        case = ET.SubElement(suite, "testcase", classname="djbench.cost", name=page.scenario)
+        if page.status != "ok":
+            ET.SubElement(case, "failure", message=say(page.reason), type="failed")
+        else:
+            ET.SubElement(case, "system-out").text = page_line(page)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -63,6 +63,8 @@ def run_end(
         return
     if document.kind == "cost":
         print_costs(console, document)
+        for text in outputs.write_cost_ci(path, ci):
+            console.print(escape(text))
         console.print(
             escape(f"Results: {path}\nCompare two: manage.py benchcompare BASE.json {path}")
         )

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from djbench.reports import answer_words as answer
-from djbench.reports import ci_outputs, guide, report
+from djbench.reports import ci_outputs, cost_output, guide, report
+from djbench.results import store
 from djbench.results.store import ResultsError, load_matrix
 from djbench.verdicts.runs import load_run, load_runs
 
@@ -90,6 +91,24 @@ def write_ci(results: Path, files: CiFiles) -> list[str]:
             "Summary": lambda: ci_outputs.summary_markdown(runs),
             "JUnit": lambda: ci_outputs.junit_xml(runs),
             "BMF": lambda: ci_outputs.bmf_json(runs),
+        },
+    )
+
+
+def write_cost_ci(results: Path, files: CiFiles) -> list[str]:
+    """A cost probe's CI files (runbench --cost): instructions per page."""
+    if not files.asked():
+        return []
+    try:
+        document = store.load(results, kind="cost")
+    except ResultsError as exc:
+        return [f"CI files not written: {exc}"]
+    return _write_asked(
+        files,
+        {
+            "Summary": lambda: cost_output.cost_summary(document),
+            "JUnit": lambda: cost_output.cost_junit(document),
+            "BMF": lambda: cost_output.cost_bmf(document),
         },
     )
 

@@ -26,7 +26,7 @@ FILE_FLAGS: tuple[Flag, ...] = (
         "also write a Markdown summary here: the answer, a row per pair, a matrix's "
         "verdicts (for $GITHUB_STEP_SUMMARY or a merge-request comment)",
         FILES,
-        TIMED | {"matrix"},
+        TIMED | {"matrix", "cost"},
         Path,
         metavar="FILE",
         example="summary.md",
@@ -36,7 +36,7 @@ FILE_FLAGS: tuple[Flag, ...] = (
         "also write JUnit XML here: a testcase per pair (a failure when it may not be "
         "ranked), per matrix verdict (a failure when worse)",
         FILES,
-        TIMED | {"matrix"},
+        TIMED | {"matrix", "cost"},
         Path,
         metavar="FILE",
         example="junit.xml",
@@ -44,9 +44,9 @@ FILE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "bmf",
         "also write Bencher Metric Format JSON here: throughput with its interval, p99 "
-        "latency and peak memory per pair",
+        "latency and peak memory per pair; with --cost, instructions per page",
         FILES,
-        TIMED | {"matrix"},
+        TIMED | {"matrix", "cost"},
         Path,
         metavar="FILE",
         example="bmf.json",
