@@ -20,6 +20,7 @@ and whatever the machine's caches do to each instruction.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -36,7 +37,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from djbench.launch.process import ProcessTree, command_record
 from djbench.plan.project import Project
@@ -61,8 +62,13 @@ def valgrind_version() -> str:
     path = valgrind()
     if path is None:
         return ""
-    done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [path, "--version"], capture_output=True, text=True, check=False, timeout=60
+    )
     return done.stdout.strip()
+
+
+Interface = Literal["wsgi", "asgi"]
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,12 @@ class Probe:
     """One page to count: its requests (each path once a cycle) and its interface."""
 
     scenario: str
-    interface: str  # "wsgi" | "asgi"
+    interface: Interface
     requests: tuple[dict[str, Any], ...]
     status: int
 
 
-def interface_of(scenario: Scenario) -> str:
+def interface_of(scenario: Scenario) -> Interface:
     """ASGI for a page only ASGI serves or an async variant; WSGI otherwise."""
     asgi = scenario.interfaces == ("asgi",) or scenario.variant == "async"
     return "asgi" if asgi else "wsgi"
@@ -332,7 +338,7 @@ def _line(tree: ProcessTree, reader: int, buffer: bytes) -> tuple[str | None, by
 
 def measure(project: Project, probe: Probe, seeds: tuple[int, ...], work: Path) -> PageCost:
     """A page's cost over the seeds; a failure is the page's finding."""
-    page = PageCost(scenario=probe.scenario, interface=probe.interface)  # type: ignore[arg-type]
+    page = PageCost(scenario=probe.scenario, interface=probe.interface)
     found: dict[str, Any] = {}
     try:
         for seed in seeds:
@@ -340,6 +346,9 @@ def measure(project: Project, probe: Probe, seeds: tuple[int, ...], work: Path) 
             page.counts.append(counted)
     except ProbeFailed as failed:
         page.status, page.reason = "failed", failed.notice
+        return page
+    except (OSError, ValueError) as exc:  # a folder, a pipe, a dump we could not read
+        page.status, page.reason = "failed", Notice(code="cost_error", params={"error": str(exc)})
         return page
     page.functions = attribute(project, probe, seeds[0], work / probe.scenario / "opcodes")
     figures = [c.instructions for c in page.counts]
@@ -361,9 +370,9 @@ def attribute(project: Project, probe: Probe, seed: int, work: Path) -> dict[str
     tree = ProcessTree(f"opcodes {probe.scenario}", command, env, project.directory, work / "log")
     try:
         tree.start()
-        deadline = time.monotonic() + SEGMENT_TIMEOUT_S
-        while tree.exited() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        assert tree.popen is not None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            tree.popen.wait(timeout=SEGMENT_TIMEOUT_S)
     finally:
         tree.stop(timeout=10)
     found = json.loads(out.read_text()) if out.exists() else {}

@@ -317,6 +317,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     ),
     "cost_crashed": lambda p: f"the probe ended without an answer; its last lines:\n{p['log']}",
     "cost_timeout": lambda p: f"a segment took more than {p['seconds']:.0f}s under Valgrind",
+    "cost_error": lambda p: f"the probe could not be run: {p['error']}",
     "cost_no_dump": lambda p: f"callgrind wrote no count for segment {p['number']}",
     "cost_unsettled": lambda p: (
         f"the {p['side']} count did not settle (consecutive segments differed by more "

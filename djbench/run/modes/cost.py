@@ -94,14 +94,21 @@ def count_pages(selection: Selection, opts: RunOptions, show: Show) -> Ended:
     )
     done: dict[str, PageCost] = {}
     order = [p.scenario for p in probes]
-    with terminate_on_signals(), ThreadPoolExecutor(PARALLEL) as pool:
-        futures = [pool.submit(cost.measure, selection.project, p, seeds, run_dir) for p in probes]
-        for future in as_completed(futures):
-            page = future.result()
-            done[page.scenario] = page
-            record.pages = [done[name] for name in order if name in done]
-            store.write_atomic(path, document)
-            show.cost(page)
+    try:
+        with terminate_on_signals(), ThreadPoolExecutor(PARALLEL) as pool:
+            futures = [
+                pool.submit(cost.measure, selection.project, p, seeds, run_dir) for p in probes
+            ]
+            for future in as_completed(futures):
+                page = future.result()
+                done[page.scenario] = page
+                record.pages = [done[name] for name in order if name in done]
+                store.write_atomic(path, document)
+                show.cost(page)
+    except KeyboardInterrupt:
+        document.status = "interrupted"  # the pages counted so far stay in the file
+        store.write_atomic(path, document)
+        raise
     return _ended(document, path, run_dir)
 
 
