@@ -21,3 +21,19 @@ class SpinMiddleware:
         while time.thread_time() < until:  # burn CPU, not wall time: a slower code path
             pass
         return response
+
+
+class FixedWorkMiddleware:
+    """The same instructions on every request: FIXED_WORK_LOOPS turns of a Python loop
+    (for the cost probe, whose count must not move with the machine)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.loops = int(getattr(settings, "FIXED_WORK_LOOPS", 35))
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        total = 0
+        for i in range(self.loops):
+            total += i * i
+        request.fixed_work = total  # type: ignore[attr-defined]
+        return self.get_response(request)
