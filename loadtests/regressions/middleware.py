@@ -1,4 +1,6 @@
-"""A middleware that makes each request cost SPIN_FRACTION more CPU time (sync only)."""
+"""Middleware that make each request costlier (sync only): SpinMiddleware by a share of
+its CPU time (moves with the machine: for the wall clock), FixedWorkMiddleware by a fixed
+number of instructions (for the cost probe)."""
 
 from __future__ import annotations
 
