@@ -11,8 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from djbench.reports.words import md_cell, say
-from djbench.results.model import PageCost, RunDocument
-from djbench.verdicts.cost import CostComparison, PageChange
+from djbench.results.model import CostChange, CostComparison, MatrixCost, PageCost, RunDocument
 
 WHAT_IT_SEES = (
     "Instructions per request count the work of Django and the project's code in one "
@@ -66,7 +65,7 @@ def print_costs(console: Console, document: RunDocument) -> None:
     console.print(escape(WHAT_IT_SEES))
 
 
-def change_line(change: PageChange) -> str:
+def change_line(change: CostChange) -> str:
     if change.ratio is None:
         return f"{change.scenario}: {change.verdict}"
     text = (
@@ -81,6 +80,8 @@ def change_line(change: PageChange) -> str:
 
 def print_comparison(console: Console, result: CostComparison) -> None:
     """Each page's change, then what moved: functions, SQL shapes, notes."""
+    if result.base:
+        console.print(escape(f"Cost: {result.new} against {result.base}"))
     for change in result.pages:
         console.print(escape(change_line(change)))
         for moved in change.functions:
@@ -161,3 +162,89 @@ def cost_junit(document: RunDocument) -> str:
             ET.SubElement(case, "system-out").text = page_line(page)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def counts(result: CostComparison) -> str:
+    """'1 worse, 2 equal' (and SQL changed), for a line."""
+    verdicts: dict[str, int] = {}
+    for page in result.pages:
+        verdicts[page.verdict] = verdicts.get(page.verdict, 0) + 1
+    said = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+    changed = sum(p.queries_changed for p in result.pages)
+    return said + (f", {changed} with changed SQL" if changed else "")
+
+
+def matrix_cost_line(found: MatrixCost) -> str:
+    """A matrix's cost phase in one line, as soon as it is done."""
+    if found.status == "skipped":
+        return say(found.reason)
+    parts = [f"{c.new} against {c.base}: {counts(c)}" for c in found.comparisons]
+    parts += [f"{cell}: {say(why)}" for cell, why in found.failed.items()]
+    return f"cost counted in {found.seconds or 0:.0f} s; " + "; ".join(parts or ["no pair"])
+
+
+def print_matrix_cost(console: Console, found: MatrixCost | None) -> None:
+    """A matrix's cost phase at its end: each cell's pages against the base."""
+    if found is None:
+        return
+    if found.status == "skipped":
+        console.print(escape(say(found.reason)))
+        return
+    for cell, why in found.failed.items():
+        console.print(f"[red]cost failed[/] {escape(cell)}: {escape(say(why))}")
+    for result in found.comparisons:
+        print_comparison(console, result)
+
+
+def matrix_cost_summary(found: MatrixCost | None) -> list[str]:
+    """A matrix summary's cost section (Markdown lines)."""
+    if found is None:
+        return []
+    if found.status == "skipped":
+        return ["", f"Cost: {md_cell(say(found.reason))}"]
+    out = ["", "### Cost per request (instructions, under Valgrind)", ""]
+    out += [f"- **{md_cell(cell)}**: {md_cell(say(why))}" for cell, why in found.failed.items()]
+    for result in found.comparisons:
+        out += [
+            "",
+            f"#### {md_cell(result.new)} vs {md_cell(result.base)}: {counts(result)}",
+            "",
+            "| page | verdict | new/base | instructions | seeds' spread | SQL | moved most |",
+            "| --- | --- | ---: | ---: | ---: | --- | --- |",
+        ]
+        out += [_summary_row(change) for change in result.pages]
+        out += [f"- {md_cell(say(note))}" for note in result.notes]
+    return [*out, "", WHAT_IT_SEES]
+
+
+def _summary_row(change: CostChange) -> str:
+    verdict = f"**{change.verdict}**" if change.failing else change.verdict
+    ratio = "-" if change.ratio is None else f"x{change.ratio:.4f}"
+    counted = f"{instructions(change.before)} -> {instructions(change.after)}"
+    sql = f"{change.queries_before or 0:g} -> {change.queries_after or 0:g}"
+    if change.queries_changed:
+        sql += f" (+{len(change.sql_added)} / -{len(change.sql_removed)} shapes)"
+    moved = ", ".join(f"{f.name} {f.before:,.0f} -> {f.after:,.0f}" for f in change.functions[:3])
+    cells = (change.scenario, verdict, ratio, counted, spread(change.noise), sql, moved)
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
+def matrix_cost_junit(parent: ET.Element, found: MatrixCost | None) -> None:
+    """A testsuite per compared cell's cost: a page worse, with changed SQL or broken
+    under the probe is a failure."""
+    if found is None or found.status == "skipped":
+        return
+    for result in found.comparisons:
+        suite = ET.SubElement(
+            parent, "testsuite", name=f"cost: {result.new} vs {result.base}",
+            tests=str(len(result.pages)), failures=str(len(result.failing)),
+        )  # fmt: skip
+        for change in result.pages:
+            case = ET.SubElement(
+                suite, "testcase", classname=f"djbench.cost.{result.new}", name=change.scenario
+            )
+            said = change_line(change)
+            if change.failing:
+                ET.SubElement(case, "failure", message=said, type=change.verdict).text = said
+            else:
+                ET.SubElement(case, "system-out").text = said

@@ -60,3 +60,71 @@ class CostRecord(Model):
     )
     python: str = ""
     pages: list[PageCost] = Field(default_factory=list)
+
+
+CostVerdict = Literal["worse", "better", "equal", "failed", "new", "gone"]
+
+
+class FunctionChange(Model):
+    """A Python function's own opcodes per request, before and after."""
+
+    name: str
+    before: float
+    after: float
+
+
+class CostChange(Model):
+    """One page's cost, base against new (djbench.verdicts.cost)."""
+
+    scenario: str
+    verdict: CostVerdict
+    before: float | None = None
+    after: float | None = None
+    ratio: float | None = Field(
+        default=None, description="after / before: the median of the ratios paired by seed"
+    )
+    noise: float = Field(default=0.0, description="the range of the ratios paired by seed")
+    queries_before: float | None = None
+    queries_after: float | None = None
+    sql_added: list[str] = Field(
+        default_factory=list, description="SQL shapes run more often per request than before"
+    )
+    sql_removed: list[str] = Field(default_factory=list)
+    functions: list[FunctionChange] = Field(default_factory=list)
+    notes: list[Notice] = Field(default_factory=list)
+
+    @property
+    def queries_changed(self) -> bool:
+        return bool(self.sql_added or self.sql_removed)
+
+    @property
+    def failing(self) -> bool:
+        """What fails a gate: a costlier page, a changed query, a page that broke."""
+        return self.verdict in ("worse", "failed") or self.queries_changed
+
+
+class CostComparison(Model):
+    """Every page of two cost probes: a new cell (or file) against its base."""
+
+    threshold: float
+    base: str = ""
+    new: str = ""
+    pages: list[CostChange] = Field(default_factory=list)
+    notes: list[Notice] = Field(default_factory=list)
+
+    @property
+    def failing(self) -> list[CostChange]:
+        return [p for p in self.pages if p.failing]
+
+
+class MatrixCost(Model):
+    """A matrix's cost phase: every cell counted before any round, each against the base."""
+
+    status: Literal["counted", "skipped"] = "counted"
+    reason: Notice | None = Field(default=None, description="why it was skipped")
+    files: dict[str, str] = Field(default_factory=dict, description="cell -> its cost file")
+    failed: dict[str, Notice] = Field(
+        default_factory=dict, description="cell -> why its probe did not run"
+    )
+    comparisons: list[CostComparison] = Field(default_factory=list)
+    seconds: float | None = None

@@ -29,7 +29,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from djbench.results.cost_model import CostChange as CostChange
+from djbench.results.cost_model import CostComparison as CostComparison
 from djbench.results.cost_model import CostRecord as CostRecord
+from djbench.results.cost_model import CostVerdict as CostVerdict
+from djbench.results.cost_model import FunctionChange as FunctionChange
+from djbench.results.cost_model import MatrixCost as MatrixCost
 from djbench.results.cost_model import PageCost as PageCost
 from djbench.results.cost_model import SeedCount as SeedCount
 from djbench.results.driver_model import DriverFigures as DriverFigures
