@@ -21,6 +21,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from djbench.launch import envs
+from djbench.measure import cost
 from djbench.plan import matrix_axes
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
@@ -123,6 +124,9 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         (["--matrix", "django=5.2,6.0", "--trials", "2"], "needs at least 3 rounds"),
         (["--matrix", "django=5.2,6.0", "--budget", "20s"], "and a verdict needs at least 3"),
         (["--matrix", "django=5.2,6.0", "--alpha", "1.5"], "--alpha takes a probability"),
+        (["--matrix", "django=5.2,6.0", "--cost-only", "--no-cost"], "contradict each other"),
+        (["--matrix", "django=5.2,6.0", "--cost-threshold", "2"], "--cost-threshold takes a"),
+        (["--cost-only"], "--cost-only goes with --matrix"),
         (["--threshold", "0.1"], "--threshold goes with --matrix"),
         (["--matrix", "django=5.2,6.0", "--budget", "nan"], "must be a finite duration"),
         (["--matrix", "django=5.2,6.0", "--tune"], "tune in one environment first"),
@@ -204,6 +208,7 @@ def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
             "0.2",
             "--ws-idle",
             "0",
+            "--no-cost",  # the cost phase is tested on the ref matrix below
             "--output",
             str(tmp_path / "out"),
             stdout=out,
@@ -299,9 +304,10 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         "PYTHON": sys.executable,
         "DJBENCH_OUTPUT": str(out),
         "DJBENCH_BUDGET": "10m",
-        # paired rounds: 20 ms more per request is plain after 4
+        # cost first, where Valgrind is; then paired rounds: 20 ms more per request is
+        # plain after 4
         "DJBENCH_ARGS": "--servers gunicorn-sync --trials 4 --duration 0.5 --warmup 0.2 "
-        "--concurrency 4 --ws-idle 0",
+        "--concurrency 4 --ws-idle 0 --cost-seeds 2",
         "GITHUB_STEP_SUMMARY": str(summary),
     }
     done = subprocess.run(
@@ -329,6 +335,19 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
     assert crashed.status == "failed" and crashed.reason
     assert "after a traceback" in crashed.reason
     assert "a_module_that_is_not_installed" in crashed.reason
+    # Cost came first (where Valgrind is): the broken commit failed there already; the
+    # sleep costs no instructions, so cost calls the page equal where the rounds see it
+    # worse: what the wall clock is kept for.
+    if cost.valgrind() is not None:
+        assert document.cost is not None and document.cost.status == "counted"
+        assert "cost probe" in crashed.reason and "ref=HEAD~1" in document.cost.failed
+        [compared] = document.cost.comparisons
+        assert (compared.base, compared.new) == ("ref=HEAD~2", "ref=HEAD")
+        [ping] = compared.pages
+        assert ping.verdict == "equal" and ping.ratio == pytest.approx(1.0, abs=0.005)
+        assert "Cost: ref=HEAD against ref=HEAD~2" in done.stdout
+    elif os.environ.get("CI", "").lower() == "true":
+        pytest.fail("valgrind is not installed (CI=true: .ci/run installs it)")
     [verdict] = document.verdicts
     assert verdict.cell == "ref=HEAD" and len(verdict.worse) == 1, verdict
     assert [p.verdict for p in verdict.pairs] == ["worse"]

@@ -304,13 +304,18 @@ def job_plan(
     if job == "sweep":
         return SweepPlan()
     if job == "cost":
-        seeds = options.get("cost_seeds") or COST_SEEDS
-        if not 1 <= seeds <= MAX_COST_SEEDS:
-            raise OptionError(f"--cost-seeds takes a whole number from 1 to {MAX_COST_SEEDS}")
-        return CostPlan(seeds=seeds)
+        return CostPlan(seeds=cost_seeds(options.get("cost_seeds")))
     if soak_s is not None:
         return SoakPlan(seconds=soak_s, growth_threshold=threshold)
     return RoundsPlan()
+
+
+def cost_seeds(given: int | None) -> int:
+    """--cost-seeds (--cost, a matrix's cost phase), checked."""
+    seeds = given or COST_SEEDS
+    if not 1 <= seeds <= MAX_COST_SEEDS:
+        raise OptionError(f"--cost-seeds takes a whole number from 1 to {MAX_COST_SEEDS}")
+    return seeds
 
 
 def search_options(options: dict[str, Any], job: str) -> tuple[str, float | None]:

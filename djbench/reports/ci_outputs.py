@@ -17,6 +17,7 @@ from typing import Any
 
 from djbench.reports import answer_words as answer
 from djbench.reports import threshold_words
+from djbench.reports.cost_output import matrix_cost_junit, matrix_cost_summary
 from djbench.reports.matrix_output import gate_lines, metric_text
 from djbench.reports.words import md_cell, say
 from djbench.results.model import MatrixDocument
@@ -182,6 +183,7 @@ def matrix_junit_xml(document: MatrixDocument) -> str:
         suite.set("skipped", str(len(suite.findall("testcase/skipped"))))
     if document.checks:
         _matrix_checks(root, document)
+    matrix_cost_junit(root, document.cost)
     return _xml(root)
 
 
@@ -286,6 +288,7 @@ def matrix_summary_markdown(document: MatrixDocument) -> str:
         if cell.status != "ok":
             out += [f"- **{md_cell(cell.label)} could not run**: {md_cell(cell.reason or '')}"]
     out += [f"- {md_cell(line)}" for line in gate_lines(document)]
+    out += matrix_cost_summary(document.cost)
     for verdict in document.verdicts:
         counts = ", ".join(f"{n} {v}" for v, n in sorted(verdict.counts.items()))
         out += ["", f"### {md_cell(verdict.cell)} vs {md_cell(verdict.base)}: {counts}", ""]

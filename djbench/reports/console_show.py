@@ -10,12 +10,20 @@ from rich.console import Console
 from rich.markup import escape
 
 from djbench.reports.console import print_skipped, trial_line
-from djbench.reports.cost_output import page_line
+from djbench.reports.cost_output import matrix_cost_line, page_line
 from djbench.reports.gate_output import print_gate
 from djbench.reports.matrix_output import noise_line
 from djbench.reports.search_words import capacity_text
 from djbench.reports.words import budget_text, say
-from djbench.results.model import Capacity, MatrixNoise, Notice, PageCost, PlanRecord, Trial
+from djbench.results.model import (
+    Capacity,
+    MatrixCost,
+    MatrixNoise,
+    Notice,
+    PageCost,
+    PlanRecord,
+    Trial,
+)
 
 
 @dataclass
@@ -52,3 +60,6 @@ class ConsoleShow:
 
     def cost(self, page: PageCost) -> None:
         self.console.print(escape(page_line(page)))
+
+    def matrix_cost(self, found: MatrixCost) -> str:
+        return matrix_cost_line(found)

@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from djbench.reports.cost_output import print_matrix_cost
 from djbench.reports.threshold_words import said
 from djbench.reports.words import say
 from djbench.results.model import (
@@ -120,6 +121,7 @@ def print_matrix_result(console: Console, document: MatrixDocument) -> None:
     for cell in document.cells:
         if cell.reason:
             console.print(f"[red]failed[/] {escape(cell.label)}: {escape(cell.reason)}")
+    print_matrix_cost(console, document.cost)
     for v in document.verdicts:
         counts = ", ".join(f"{n} {k}" for k, n in v.counts.items() if n)
         console.print(

@@ -52,6 +52,10 @@ def _matrix_failed(p: dict[str, Any]) -> str:
         parts.append(f"{p['worse']} pair(s) got worse")
     if p["shapes_changed"]:
         parts.append(f"{p['shapes_changed']} answer(s) changed shape")
+    if p.get("cost_failing"):
+        parts.append(
+            f"{p['cost_failing']} page(s) costlier, with changed SQL or broken under the cost probe"
+        )
     if missed := p["missed"]:
         first = SimpleNamespace(**missed[0])
         parts.append(
@@ -329,6 +333,10 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str | None]] = {
     ),
     "cost_valgrind": lambda p: f"counted under different Valgrinds: {p['base']} and {p['new']}",
     "cost_failing": lambda p: f"{p['count']} page(s) got costlier or changed their SQL",
+    "cost_no_valgrind": lambda p: (
+        f"cost not counted: Valgrind is not installed (Debian: apt-get install {p['package']})"
+    ),
+    "cost_cell_failed": lambda p: f"its cost probe {p['why']}",
     "cost_mixed": lambda p: (
         "one file is a cost probe (--cost), the other is not: compare like with like"
     ),

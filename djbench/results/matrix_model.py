@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from djbench.results.cost_model import MatrixCost
 from djbench.results.modelbase import Model, Notice
 
 
@@ -147,6 +148,9 @@ class MatrixDocument(Model):
         default_factory=list, description="the scenario file's thresholds, cell by cell"
     )
     noise: MatrixNoise | None = None
+    cost: MatrixCost | None = Field(
+        default=None, description="the cost phase: every cell counted before any round"
+    )
     on_inconclusive: Literal["pass", "fail"] = Field(
         default="pass", description="--on-inconclusive: what a pair left undecided makes"
     )

@@ -95,12 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser, only: Job | None = None) -> N
             add(flag.flag, type=flag.type, metavar=flag.metavar, help=help_)
 
 
-def cell_argv(opts: RunOptions) -> list[str]:
+def cell_argv(opts: RunOptions, job: str | None = None) -> list[str]:
     """The options that reproduce `opts` in a matrix cell's run (profile values spelled
-    out; no --output: the caller says where), each spelled by its table entry."""
+    out; no --output: the caller says where), each spelled by its table entry; with
+    `job`, only those that job takes (a cell's cost probe)."""
     argv: list[str] = []
     for flag in FLAGS:
-        if flag.cell is None:
+        if flag.cell is None or (job is not None and job not in flag.modes):
             continue
         value = flag.cell(opts)
         if value is True:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from djbench.launch import envs
 from djbench.measure.drivers import DRIVERS
@@ -33,6 +34,11 @@ class Settings:
     sized_by_power: bool = False
     rounds: int | None = None  # --trials: exactly this many rounds, one look; else until decided
     servers: list[str] = field(default_factory=list)  # each a unit run back to back per cell
+    # The cost phase before the rounds (djbench.run.matrix_cost): "first" (when Valgrind
+    # is installed), "only" (--cost-only: no rounds) or "skip" (--no-cost).
+    cost: Literal["first", "only", "skip"] = "first"
+    cost_threshold: float = 0.01
+    cost_seeds: int = 3
 
 
 @dataclass

@@ -38,6 +38,7 @@ from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.results.model import MatrixDocument
+from djbench.run import matrix_cost
 from djbench.run.cli import cell_argv
 from djbench.run.matrix_build import (
     CellState,
@@ -204,7 +205,13 @@ def main(
     document.cells = [s.record for s in states]
     store.write_atomic(path, document)
     try:
-        run_rounds(states, base_cell, opts, settings, document, path, show, clock)
+        base = next(s for s in states if s.cell == base_cell)
+        document.cost = matrix_cost.run_phase(project, states, base, opts, settings, out, show.line)
+        store.write_atomic(path, document)
+        if document.cost is not None:
+            show.line(show.matrix_cost(document.cost))
+        if settings.cost != "only":  # --budget is the rounds' own: counted from here
+            run_rounds(states, base_cell, opts, settings, document, path, show, time.monotonic())
     finally:
         remove_worktrees(states)
     document.checks = matrix.checks([c for _, c in loaded(states)])

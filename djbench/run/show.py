@@ -11,7 +11,15 @@ from typing import Protocol
 
 from rich.console import Console
 
-from djbench.results.model import Capacity, MatrixNoise, Notice, PageCost, PlanRecord, Trial
+from djbench.results.model import (
+    Capacity,
+    MatrixCost,
+    MatrixNoise,
+    Notice,
+    PageCost,
+    PlanRecord,
+    Trial,
+)
 
 
 class Show(Protocol):
@@ -46,3 +54,6 @@ class Show(Protocol):
 
     def cost(self, page: PageCost) -> None:
         """One page counted (--cost)."""
+
+    def matrix_cost(self, found: MatrixCost) -> str:
+        """A matrix's cost phase, in one line."""

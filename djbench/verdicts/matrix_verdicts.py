@@ -190,6 +190,7 @@ class Failing:
 
     worse: int = 0
     shapes_changed: int = 0
+    cost_failing: int = 0  # pages costlier, with changed SQL, or broken under the probe
     missed: list[MatrixCheck] = field(default_factory=list)
     undecided: Undecided | None = None  # counted only under --on-inconclusive fail
     failed_cells: list[str] = field(default_factory=list)
@@ -198,7 +199,9 @@ class Failing:
     @property
     def verdict_failed(self) -> bool:
         """A verdict was reached and it fails (exit 1, whatever else happened)."""
-        return bool(self.worse or self.shapes_changed or self.missed or self.undecided)
+        return bool(
+            self.worse or self.shapes_changed or self.cost_failing or self.missed or self.undecided
+        )
 
     @property
     def incomplete(self) -> bool:
@@ -211,6 +214,7 @@ class Failing:
             params={
                 "worse": self.worse,
                 "shapes_changed": self.shapes_changed,
+                "cost_failing": self.cost_failing,
                 "missed": [c.model_dump(mode="json") for c in self.missed],
                 "undecided": dataclasses.asdict(self.undecided) if self.undecided else None,
                 "failed_cells": self.failed_cells,
@@ -225,6 +229,9 @@ def failing(document: MatrixDocument) -> Failing:
     return Failing(
         worse=sum(len(v.worse) for v in document.verdicts),
         shapes_changed=sum(len(v.shape_changes) for v in document.verdicts),
+        cost_failing=sum(len(c.failing) for c in document.cost.comparisons)
+        if document.cost is not None
+        else 0,
         missed=[c for c in document.checks if c.verdict == "missed"],
         undecided=open_ if open_ else None,
         failed_cells=[c.label for c in document.cells if c.status != "ok"],

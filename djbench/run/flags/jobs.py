@@ -19,7 +19,7 @@ JOB_FLAGS: tuple[Flag, ...] = (
         "--cost: hash seeds each page is counted under; their spread is what a change "
         "must exceed (default 3)",
         JOB,
-        frozenset({"cost"}),
+        frozenset({"cost", "matrix"}),
         int,
         example="2",
     ),

@@ -12,7 +12,7 @@ from djbench.run.flags.table import (
     _g,
     _joined,
 )
-from djbench.verdicts import rules
+from djbench.verdicts import cost, rules
 
 LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
@@ -115,7 +115,8 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "budget",
-        "--matrix: wall time of the whole command; rounds go on until every pair is decided "
+        "--matrix: wall time of the rounds (after the cost phase); they go on until every "
+        "pair is decided "
         "or it is spent (default: the rounds that flag a 10% change on one pair with 80% "
         f"power at the usual noise, at most {MATRIX_BUDGET}; with --trials N: exactly N "
         "rounds). A "
@@ -204,4 +205,29 @@ LOAD_FLAGS: tuple[Flag, ...] = (
         example="python3",
     ),
     Flag("offline", "build from uv's cache only", MATRIX, frozenset({"matrix"}), None),
+    Flag(
+        "cost_only",
+        "count every cell's cost (instructions per request under Valgrind, as --cost) and "
+        "judge it, then stop: no wall-clock rounds, minutes instead of an hour (the CI "
+        "workflows' default)",
+        MATRIX,
+        frozenset({"matrix"}),
+        None,
+    ),
+    Flag(
+        "no_cost",
+        "skip the cost phase that comes before the rounds when Valgrind is installed",
+        MATRIX,
+        frozenset({"matrix"}),
+        None,
+    ),
+    Flag(
+        "cost_threshold",
+        f"a page is worse on cost when its instructions per request rose by more than this "
+        f"and more than its seeds' spread (default {cost.THRESHOLD})",
+        MATRIX,
+        frozenset({"matrix"}),
+        float,
+        example="0.02",
+    ),
 )

@@ -8,13 +8,15 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.core.management.base import BaseCommand
 
 from djbench.launch import envs
 from djbench.launch.process import terminate_on_signals
+from djbench.measure import cost as measure_cost
 from djbench.plan import matrix_axes as matrix_plan
+from djbench.plan import runplan
 from djbench.plan.options import OptionError
 from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
@@ -25,6 +27,7 @@ from djbench.run.exits import Ended, Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.job import Invocation, Mode
 from djbench.run.selection import select
+from djbench.verdicts import cost as verdicts_cost
 from djbench.verdicts import matrix_verdicts as matrix
 from djbench.verdicts import rules
 
@@ -42,6 +45,10 @@ class MatrixAsk:
     budget: str | None
     rounds: int | None  # --trials
     quick: bool = False  # --quick: QUICK_BUDGET_S unless --budget says otherwise
+    cost_only: bool = False
+    no_cost: bool = False
+    cost_threshold: float | None = None
+    cost_seeds: int | None = None
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> MatrixAsk:
@@ -55,6 +62,10 @@ class MatrixAsk:
             budget=options.get("budget"),
             rounds=options.get("trials"),
             quick=bool(options.get("quick")),
+            cost_only=bool(options.get("cost_only")),
+            no_cost=bool(options.get("no_cost")),
+            cost_threshold=options.get("cost_threshold"),
+            cost_seeds=options.get("cost_seeds"),
         )
 
 
@@ -63,10 +74,10 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
     axes = matrix_plan.parse(ask.axes)
     default = f"{QUICK_BUDGET_S:g}s" if ask.quick else MATRIX_BUDGET
     budget = parse_duration("--budget", ask.budget or default)
-    threshold = rules.THRESHOLD if ask.threshold is None else ask.threshold
+    threshold = _fraction(
+        "--threshold", rules.THRESHOLD if ask.threshold is None else ask.threshold
+    )
     alpha = rules.ALPHA if ask.alpha is None else ask.alpha
-    if not (math.isfinite(threshold) and 0 < threshold < 1):
-        raise OptionError(f"--threshold takes a fraction like {rules.THRESHOLD}, not {threshold}")
     if not (math.isfinite(alpha) and 0 < alpha < 1):
         raise OptionError(f"--alpha takes a probability like {rules.ALPHA}, not {alpha}")
     if (python := ask.python) is not None:
@@ -81,6 +92,12 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
             "rounds (leave out --trials to run until every pair is decided)"
         )
     return matrix_build.Settings(
+        cost=cost_phase(ask),
+        cost_threshold=_fraction(
+            "--cost-threshold",
+            verdicts_cost.THRESHOLD if ask.cost_threshold is None else ask.cost_threshold,
+        ),
+        cost_seeds=runplan.cost_seeds(ask.cost_seeds),
         axes=axes,
         base=ask.base,
         python=ask.python,
@@ -92,6 +109,25 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
         rounds=rounds,
         servers=servers,
     )
+
+
+def _fraction(flag: str, value: float) -> float:
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise OptionError(f"{flag} takes a fraction like 0.05, not {value}")
+    return value
+
+
+def cost_phase(ask: MatrixAsk) -> Literal["first", "only", "skip"]:
+    """What the cost phase does: --cost-only needs Valgrind (a one-line refusal without
+    it); the default counts first when Valgrind is there and says so when it is not."""
+    if ask.cost_only and ask.no_cost:
+        raise OptionError("--cost-only and --no-cost contradict each other: give one")
+    if ask.cost_only and measure_cost.valgrind() is None:
+        raise OptionError(
+            f"--cost-only counts instructions under Valgrind, which is not installed here "
+            f"(Debian: apt-get install {measure_cost.VALGRIND_PACKAGE})"
+        )
+    return "only" if ask.cost_only else "skip" if ask.no_cost else "first"
 
 
 def round_estimate(opts: RunOptions, settings: matrix_build.Settings) -> float:
@@ -129,28 +165,15 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
     selection = select(opts)  # servers, scenarios and their file checked before any cell
     servers = opts.servers or [s.name for s in selection.servers]
     settings = settings_from(ask, servers)
-    check_reachable(opts, settings)
+    if settings.cost != "only":
+        check_reachable(opts, settings)
     # Each cell's plan runs as many rounds as the matrix may ask of it (--until-round).
     opts = opts.model_copy(update={"trials": settings.rounds or matrix_cells.MAX_ROUNDS})
     show = how.show
     if (problem := store.unwritable(Path(opts.output))) is not None:
         raise OptionError(f"--output: {problem}")
     cells = matrix_plan.cells(axes)
-    rounds = (
-        f"exactly {settings.rounds} round(s), one look"
-        if settings.rounds
-        else f"rounds until every pair is decided, within {settings.budget_s / 60:.0f} min"
-        + (
-            f" (the horizon: the rounds a {rules.PLANNED_CHANGE:.0%} change needs)"
-            if settings.sized_by_power
-            else ""
-        )
-    )
-    show.line(
-        f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}), {rounds}; "
-        f"base {matrix_plan.base_cell(cells, settings.base).label}; each round runs "
-        "every server in every cell back to back"
-    )
+    show.line(opening_line(cells, settings))
     with terminate_on_signals():
         document, path = matrix_cells.main(
             current(),
@@ -165,6 +188,30 @@ def main(command: BaseCommand, ask: MatrixAsk, opts: RunOptions, how: Invocation
     if found.incomplete:
         return Ended(matrix=path, outcome=Outcome(found.notice(), exits.INCOMPLETE))
     return Ended(matrix=path)
+
+
+def opening_line(cells: list[matrix_plan.Cell], settings: matrix_build.Settings) -> str:
+    """What the matrix will do, before it builds anything."""
+    base = matrix_plan.base_cell(cells, settings.base).label
+    named = f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}); base {base}"
+    cost = (
+        f"each cell's pages counted under Valgrind ({settings.cost_seeds} hash seed(s)), "
+        f"a page worse beyond {settings.cost_threshold:.1%} and its seeds' spread"
+    )
+    if settings.cost == "only":
+        return f"{named}; cost only: {cost}; no wall-clock rounds"
+    rounds = (
+        f"exactly {settings.rounds} round(s), one look"
+        if settings.rounds
+        else f"rounds until every pair is decided, within {settings.budget_s / 60:.0f} min"
+        + (
+            f" (the horizon: the rounds a {rules.PLANNED_CHANGE:.0%} change needs)"
+            if settings.sized_by_power
+            else ""
+        )
+    )
+    first = f"first {cost} (when Valgrind is installed); then " if settings.cost == "first" else ""
+    return f"{named}; {first}{rounds}; each round runs every server in every cell back to back"
 
 
 class MatrixMode(Mode):
