@@ -15,9 +15,15 @@ def test_the_workflow_files_run_the_gate_script() -> None:
         assert "deploy/ci/upgrade-gate.sh" in (GATE.parent / name).read_text()
 
 
-def test_the_readme_s_ci_section_is_those_files() -> None:
+def test_the_readme_s_ci_section_is_the_workflow_file() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Upgrade validation in CI") :]
-    for name, language in (("github-actions.yml", "yaml"), ("upgrade-gate.sh", "bash")):
-        text = (GATE.parent / name).read_text().rstrip()
-        assert f"```{language}\n{text}\n```" in section, f"copy deploy/ci/{name} into the README"
+    text = (GATE.parent / "github-actions.yml").read_text().rstrip()
+    assert f"```yaml\n{text}\n```" in section, "copy deploy/ci/github-actions.yml into the README"
+    assert "deploy/ci/upgrade-gate.sh" in section
+
+
+def test_the_workflows_count_cost_first_and_install_valgrind() -> None:
+    for name in ("github-actions.yml", "gitlab-ci.yml"):
+        text = (GATE.parent / name).read_text()
+        assert "--cost-only" in text and "valgrind" in text, name

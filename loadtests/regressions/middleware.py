@@ -1,6 +1,7 @@
 """Middleware that make each request costlier (sync only): SpinMiddleware by a share of
 its CPU time (moves with the machine: for the wall clock), FixedWorkMiddleware by a fixed
-number of instructions (for the cost probe)."""
+number of instructions and ExtraQueryMiddleware by one SQL query on one page (for the
+cost probe)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 
 
@@ -38,4 +40,20 @@ class FixedWorkMiddleware:
         for i in range(self.loops):
             total += i * i
         request.fixed_work = total  # type: ignore[attr-defined]
+        return self.get_response(request)
+
+
+class ExtraQueryMiddleware:
+    """One more SQL query on the sync movie list alone (EXTRA_QUERY_PATH): a regression
+    the cost probe must flag on that page only, by its SQL shape, whatever its count."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.path = str(getattr(settings, "EXTRA_QUERY_PATH", "/api/sync/movies"))
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path == self.path:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT COUNT(*) FROM django_migrations")
+                cursor.fetchone()
         return self.get_response(request)
