@@ -14,7 +14,7 @@ set -uo pipefail
 repeats=${1:-1}
 scenarios=${2:-health-sync,movies-sync}
 here=$(cd "$(dirname "$0")/.." && pwd)
-python="$here/.venv/bin/python"
+python=${PYTHON:-$here/.venv/bin/python}
 [ -x "$python" ] || { echo "run 'make venv' in $here first" >&2; exit 2; }
 work=$(mktemp -d)
 git clone -q "$here" "$work/repo"
