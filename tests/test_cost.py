@@ -15,6 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.measure import cost, sqlshape
+from djbench.measure import server_cost as cost_servers
 from djbench.plan import scenarios
 from djbench.plan.project import current
 from djbench.results import store
@@ -103,10 +104,11 @@ def test_without_valgrind_cost_is_a_one_line_error(monkeypatch: pytest.MonkeyPat
     assert "apt-get install valgrind" in str(caught.value)
 
 
-def test_cost_refuses_a_server_choice() -> None:
+def test_cost_refuses_an_unknown_server_with_the_choices() -> None:
     with pytest.raises(CommandError) as caught:
-        call_command("runbench", "--cost", "--servers", "uwsgi", stdout=StringIO())
-    assert caught.value.returncode == 2 and "--servers" in str(caught.value)
+        call_command("runbench", "--cost", "--servers", "nosuch", stdout=StringIO())
+    assert caught.value.returncode == 2 and "\n" not in str(caught.value)
+    assert "nosuch" in str(caught.value) and "gunicorn-sync" in str(caught.value)
 
 
 def test_the_same_code_counted_twice_is_equal(tmp_path: Path) -> None:
@@ -177,3 +179,42 @@ def test_the_collectors_rhythm_settles_by_pairs_and_is_averaged() -> None:
     assert not cost._settled(rhythm[:3]) and not cost._settled(rhythm[:4])
     assert cost._settled(rhythm)
     assert cost._figure(cost._last(rhythm)) == pytest.approx(1_007.5)
+
+
+@pytest.mark.servers
+def test_each_servers_own_cost_is_counted_beside_django_s_handler(
+    live_database: str, tmp_path: Path
+) -> None:
+    """A WSGI and an ASGI server, each under Valgrind (N and 3N requests, differenced),
+    less Django's handler in-process through the same interface; the report and the
+    guide written beside the file show them."""
+    need_valgrind()
+    out = tmp_path / "out"
+    text = StringIO()
+    call_command(
+        "runbench", "--cost", "--cost-seeds", "1", "--no-setup", "--output", str(out),
+        "--scenarios", "health-sync", "--servers", "gunicorn-sync,uvicorn", stdout=text,
+    )  # fmt: skip
+    [path] = out.glob("*.json")
+    document = store.load(path)
+    assert document.cost is not None
+    servers = {s.server: s for s in document.cost.servers}
+    assert set(servers) == {"gunicorn-sync", "uvicorn"}
+    for found in servers.values():
+        assert found.status == "ok", found.reason
+        assert found.per_request and found.handler
+        assert len(found.totals) == 2 and found.totals[1] > found.totals[0]
+        assert found.command is not None and "--trace-children=yes" in found.command.shell
+    wsgi, asgi = servers["gunicorn-sync"], servers["uvicorn"]
+    assert wsgi.own is not None and 0 < wsgi.own < (wsgi.per_request or 0)
+    # Gunicorn's sync worker closes every connection: one per request, recorded.
+    assert wsgi.connections == [cost_servers.REQUESTS + 1, 3 * cost_servers.REQUESTS + 1]
+    assert asgi.own is None and asgi.connections == [1, 1]  # compared whole, keep-alive
+    # Through ASGI the same sync view costs more in Django (its thread hops).
+    assert (asgi.handler or 0) > (wsgi.handler or 0)
+    assert "its own beyond Django's handler" in text.getvalue()
+    report = path.with_suffix(".html").read_text()
+    assert "The servers&#x27; own cost per request" in report or "servers' own cost" in report
+    guide = StringIO()
+    call_command("benchguide", str(path), stdout=guide)
+    assert "gunicorn-sync spends" in guide.getvalue() and "uvicorn spends" in guide.getvalue()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from djbench.reports.console import print_skipped, trial_line
-from djbench.reports.cost_output import matrix_cost_line, page_line
+from djbench.reports.cost_output import matrix_cost_line, page_line, server_line
 from djbench.reports.gate_output import print_gate
 from djbench.reports.matrix_output import noise_line
 from djbench.reports.search_words import capacity_text
@@ -22,6 +22,7 @@ from djbench.results.model import (
     Notice,
     PageCost,
     PlanRecord,
+    ServerCost,
     Trial,
 )
 
@@ -60,6 +61,9 @@ class ConsoleShow:
 
     def cost(self, page: PageCost) -> None:
         self.console.print(escape(page_line(page)))
+
+    def server_cost(self, found: ServerCost) -> None:
+        self.console.print(escape(server_line(found)))
 
     def matrix_cost(self, found: MatrixCost) -> str:
         return matrix_cost_line(found)

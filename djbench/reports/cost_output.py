@@ -11,7 +11,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from djbench.reports.words import md_cell, say
-from djbench.results.model import CostChange, CostComparison, MatrixCost, PageCost, RunDocument
+from djbench.results.model import (
+    CostChange,
+    CostComparison,
+    CostRecord,
+    MatrixCost,
+    PageCost,
+    RunDocument,
+    ServerCost,
+)
 
 WHAT_IT_SEES = (
     "Instructions per request count the work of Django and the project's code in one "
@@ -42,6 +50,82 @@ def page_line(page: PageCost) -> str:
     )
 
 
+SERVERS_SEE = (
+    "A server's cost: its whole process tree's instructions per request of the page (N "
+    "and 3N requests on one keep-alive connection, or one connection each where the "
+    "server closes them, differenced). A WSGI server's own part is that less Django's "
+    "handler for the same request in-process; an ASGI server's is not separable that way "
+    "(in-process the handler runs on asyncio's loop, in the server on the server's), so "
+    "ASGI servers compare on the whole tree. Valgrind runs one thread at a time (threads "
+    "are counted, never overlapped); the kernel's work on the socket is not counted."
+)
+
+
+def server_line(found: ServerCost) -> str:
+    """One server, as soon as it is counted."""
+    if found.status != "ok":
+        return f"{found.server}: its own cost was not counted: {say(found.reason)}"
+    head = (
+        f"{found.server} ({found.interface.upper()}) on {found.scenario}: "
+        f"{instructions(found.per_request)} instructions per request for the whole tree"
+        + (", a new connection per request" if _per_request_connections(found) else "")
+    )
+    if found.own is None:
+        return (
+            f"{head} (compared whole: an ASGI server's own part is not separable); "
+            f"{found.seconds:.0f}s"
+        )
+    return (
+        f"{head}, {instructions(found.own)} its own beyond Django's handler "
+        f"({instructions(found.handler)}); {found.seconds:.0f}s"
+    )
+
+
+def _per_request_connections(found: ServerCost) -> bool:
+    return bool(found.connections) and found.connections[-1] > 1
+
+
+def page_row(page: PageCost) -> list[str]:
+    """A page's cells in a report's table."""
+    if page.status != "ok":
+        return [page.scenario, page.interface, "failed", say(page.reason), "", ""]
+    return [
+        page.scenario,
+        page.interface,
+        instructions(page.instructions),
+        spread(page.spread),
+        "-" if page.queries is None else f"{page.queries:g}",
+        str(page.response_bytes or "-"),
+    ]
+
+
+def server_row(found: ServerCost) -> list[str]:
+    """A server's cells in a report's table."""
+    if found.status != "ok":
+        return [found.server, found.interface, "failed", say(found.reason), ""]
+    return [
+        found.server + (" (a connection per request)" if _per_request_connections(found) else ""),
+        found.interface,
+        instructions(found.per_request),
+        instructions(found.handler),
+        "whole tree (ASGI)" if found.own is None else instructions(found.own),
+    ]
+
+
+def print_server_costs(console: Console, servers: list[ServerCost]) -> None:
+    if not servers:
+        return
+    table = Table(
+        title=f"The servers' own cost per request ({servers[0].scenario}, under Valgrind)"
+    )
+    for column in ("server", "interface", "whole tree", "Django's handler", "the server's own"):
+        table.add_column(column, justify="left" if column in ("server", "interface") else "right")
+    for found in servers:
+        table.add_row(*[escape(cell) for cell in server_row(found)])
+    console.print(table)
+    console.print(escape(SERVERS_SEE))
+
+
 def print_costs(console: Console, document: RunDocument) -> None:
     """A --cost run's table: every page, its figure, its spread over seeds."""
     if document.cost is None:
@@ -50,19 +134,10 @@ def print_costs(console: Console, document: RunDocument) -> None:
     for column in ("page", "handler", "instructions", "spread over seeds", "SQL", "bytes"):
         table.add_column(column, justify="left" if column in ("page", "handler") else "right")
     for page in document.cost.pages:
-        if page.status != "ok":
-            table.add_row(page.scenario, page.interface, "failed", escape(say(page.reason)), "", "")
-            continue
-        table.add_row(
-            page.scenario,
-            page.interface,
-            instructions(page.instructions),
-            spread(page.spread),
-            f"{page.queries:g}" if page.queries is not None else "-",
-            str(page.response_bytes or "-"),
-        )
+        table.add_row(*[escape(cell) for cell in page_row(page)])
     console.print(table)
     console.print(escape(WHAT_IT_SEES))
+    print_server_costs(console, document.cost.servers)
 
 
 def change_line(change: CostChange) -> str:
@@ -71,7 +146,7 @@ def change_line(change: CostChange) -> str:
     text = (
         f"{change.scenario}: {change.verdict}, x{change.ratio:.4f} "
         f"({instructions(change.before)} -> {instructions(change.after)} instructions "
-        f"per request; seeds' spread {spread(change.noise)})"
+        f"per request; range over seeds {spread(change.noise)})"
     )
     if change.queries_changed:
         text += f"; SQL changed: +{len(change.sql_added)} shape(s), -{len(change.sql_removed)}"
@@ -121,6 +196,9 @@ def cost_bmf(document: RunDocument) -> str:
                 "upper_value": round(max(figures), 2),
             }
         }
+    for found in document.cost.servers if document.cost else []:
+        if found.own is not None:
+            out[f"{found.server} own cost"] = {INSTRUCTIONS: {"value": round(found.own, 2)}}
     return json.dumps(out, indent=2, sort_keys=True) + "\n"
 
 
@@ -142,7 +220,22 @@ def cost_summary(document: RunDocument) -> str:
             f"| {page.scenario} | {page.interface} | {instructions(page.instructions)} "
             f"| {spread(page.spread)} | {sql} |"
         )
-    return "\n".join([*lines, "", WHAT_IT_SEES, ""])
+    lines += ["", WHAT_IT_SEES]
+    if document.cost is not None and document.cost.servers:
+        lines += ["", *server_summary(document.cost.servers)]
+    return "\n".join([*lines, ""])
+
+
+def server_summary(servers: list[ServerCost]) -> list[str]:
+    """The servers' own cost as a Markdown table (a summary's, a report's)."""
+    lines = [
+        f"#### The servers' own cost per request ({servers[0].scenario}, instructions)",
+        "",
+        "| server | interface | whole tree | Django's handler | the server's own |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    lines += ["| " + " | ".join(md_cell(c) for c in server_row(f)) + " |" for f in servers]
+    return [*lines, "", SERVERS_SEE]
 
 
 def cost_junit(document: RunDocument) -> str:
@@ -248,3 +341,49 @@ def matrix_cost_junit(parent: ET.Element, found: MatrixCost | None) -> None:
                 ET.SubElement(case, "failure", message=said, type=change.verdict).text = said
             else:
                 ET.SubElement(case, "system-out").text = said
+
+
+def cost_guide_lines(record: CostRecord | None) -> list[str]:
+    """The guide's cost section (Markdown): the servers' own cost ranked, each page's
+    count, what counting sees; without a cost file, what it would add and how."""
+    out = ["## What a request costs, counted", ""]
+    if record is None:
+        return [
+            *out,
+            "Not counted for this run. `python manage.py runbench --cost --servers a,b` "
+            "counts each page's instructions per request and each server's own "
+            "(deterministic, minutes); `benchguide RESULTS.json --cost COST.json` puts "
+            "them here. " + WHAT_IT_SEES,
+        ]
+    if record.servers:
+        out += _ranked("WSGI", "its own part", [s for s in record.servers if s.own is not None])
+        wholes = [s for s in record.servers if s.own is None and s.per_request is not None]
+        out += [*_ranked("ASGI", "the whole tree", wholes), *server_summary(record.servers), ""]
+    out += [
+        "| page | handler | instructions | spread over seeds | SQL |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    out += ["| " + " | ".join(md_cell(c) for c in page_row(p)[:5]) + " |" for p in record.pages]
+    return [*out, "", WHAT_IT_SEES]
+
+
+def _ranked(interface: str, what: str, servers: list[ServerCost]) -> list[str]:
+    """A sentence: the cheapest and the dearest of these servers per request."""
+    if not servers:
+        return []
+    figure = {s.server: (s.own if s.own is not None else s.per_request) or 0.0 for s in servers}
+    order = sorted(servers, key=lambda s: figure[s.server])
+    cheapest, dearest = order[0], order[-1]
+    said = f"{interface} servers, {what} per request of {cheapest.scenario}: "
+    if cheapest is dearest:
+        said += f"{cheapest.server} spends {instructions(figure[cheapest.server])} instructions."
+    else:
+        said += (
+            f"{cheapest.server} spends the least ({instructions(figure[cheapest.server])} "
+            f"instructions), {dearest.server} the most ({instructions(figure[dearest.server])})."
+        )
+    return [
+        said + " Work every request pays for on any machine; whether it shows in req/s "
+        "depends on what else a request does (the wall clock's rounds say).",
+        "",
+    ]

@@ -63,7 +63,7 @@ def run_end(
         return
     if document.kind == "cost":
         print_costs(console, document)
-        for text in outputs.write_cost_ci(path, ci):
+        for text in outputs.write_beside(path) + outputs.write_cost_ci(path, ci):
             console.print(escape(text))
         console.print(
             escape(f"Results: {path}\nCompare two: manage.py benchcompare BASE.json {path}")

@@ -25,12 +25,13 @@ def guide_path(results: Path) -> Path:
 
 def write_beside(results: Path) -> list[str]:
     """Write both; the lines that say where, or why one could not be written (the
-    results file stands either way)."""
-    said = []
+    results file stands either way). A cost probe's file (runbench --cost) is read as
+    such: its counts' report and its cost guide."""
     try:
-        run = load_run(results)
+        [run] = load_runs(results) if store.kind_of(results) == "cost" else [load_run(results)]
     except ResultsError as exc:
         return [f"Report and guide not written: {exc}"]
+    said = []
     for name, path, make in (
         ("Report", report_path(results), lambda: report.html([run])),
         ("Guide", guide_path(results), lambda: guide.markdown(run)),

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from djbench.reports import answer_words as answer
-from djbench.reports import charts
+from djbench.reports import charts, cost_output
 from djbench.reports.held_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.hop_words import hop_advice, hop_causes
 from djbench.reports.mix_output import mix_sections
@@ -596,8 +596,46 @@ def commands_section(runs: list[Run]) -> Section:
     return section
 
 
+def cost_sections(runs: list[Run]) -> list[Section]:
+    """A cost probe's pages (instructions per request, spread over seeds, SQL) and the
+    servers' own cost, for each cost file among the runs."""
+    out: list[Section] = []
+    for run in runs:
+        record = run.document.cost
+        if record is None:
+            continue
+        out.append(
+            Section(
+                id=f"cost-{run.run_tag}",
+                title=f"Cost per request, counted ({run.run_id})",
+                intro=f"Instructions per request under {record.valgrind or 'Valgrind'}, through "
+                f"the project's own handler, {len(record.seeds)} hash seed(s) (median; the "
+                "spread is the seeds' range over the median).",
+                headers=["page", "handler", "instructions", "spread", "SQL", "bytes"],
+                rows=[cost_output.page_row(p) for p in record.pages],
+                notes=[cost_output.WHAT_IT_SEES],
+            )
+        )
+        if record.servers:
+            out.append(
+                Section(
+                    id=f"server-cost-{run.run_tag}",
+                    title=f"The servers' own cost per request ({record.servers[0].scenario})",
+                    headers=["server", "interface", "whole tree", "Django's handler", "own"],
+                    rows=[cost_output.server_row(s) for s in record.servers],
+                    notes=[cost_output.SERVERS_SEE],
+                )
+            )
+    return out
+
+
 def build(runs: list[Run]) -> list[Section]:
+    counted = [r for r in runs if r.document.cost is not None]
+    runs = [r for r in runs if r.document.cost is None]
+    if not runs:  # cost files alone: their tables, the environment and the commands
+        return [*cost_sections(counted), environment_section(counted)]
     sections: list[Section] = [
+        *cost_sections(counted),
         answer_section(runs),
         *tradeoff_sections(runs),
         *version_sections(runs),

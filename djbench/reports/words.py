@@ -337,6 +337,7 @@ PHRASES: dict[str, Callable[[dict[str, Any]], str | None]] = {
         f"cost not counted: Valgrind is not installed (Debian: apt-get install {p['package']})"
     ),
     "cost_cell_failed": lambda p: f"its cost probe {p['why']}",
+    "cost_server_failed": lambda p: f"it did not serve under Valgrind: {p['error']}",
     "cost_mixed": lambda p: (
         "one file is a cost probe (--cost), the other is not: compare like with like"
     ),

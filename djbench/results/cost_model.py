@@ -48,6 +48,44 @@ class PageCost(Model):
     )
 
 
+class ServerCost(Model):
+    """A server's own cost per request (djbench.measure.server_cost): its whole process
+    tree under Valgrind, N and 3N requests of a trivial page differenced, less what
+    Django's handler spends on that request in-process."""
+
+    server: str
+    interface: Literal["wsgi", "asgi"]
+    scenario: str
+    status: Literal["ok", "failed"] = "ok"
+    reason: Notice | None = None
+    requests: int | None = Field(default=None, description="N: the runs served N and 3N")
+    totals: list[int] = Field(
+        default_factory=list, description="instructions of the whole tree in each run"
+    )
+    connections: list[int] = Field(
+        default_factory=list,
+        description="connections opened in each run: 1, or one per request when the server "
+        "closes each (Gunicorn's sync worker)",
+    )
+    per_request: float | None = Field(
+        default=None, description="the tree's instructions per request: (3N run - N run) / 2N"
+    )
+    handler: float | None = Field(
+        default=None, description="Django's handler in-process, same interface and seed"
+    )
+    seconds: float = 0.0
+    command: Command | None = None
+
+    @property
+    def own(self) -> float | None:
+        """What a WSGI server spends per request beyond Django's handler; None for an
+        ASGI server, whose loop runs the handler's hops at a cost of its own
+        (djbench.measure.server_cost)."""
+        if self.interface == "asgi" or self.per_request is None or self.handler is None:
+            return None
+        return self.per_request - self.handler
+
+
 class CostRecord(Model):
     """A cost probe's settings and its pages."""
 
@@ -60,6 +98,9 @@ class CostRecord(Model):
     )
     python: str = ""
     pages: list[PageCost] = Field(default_factory=list)
+    servers: list[ServerCost] = Field(
+        default_factory=list, description="each server's own cost per request (--servers)"
+    )
 
 
 CostVerdict = Literal["worse", "better", "equal", "failed", "new", "gone"]

@@ -37,6 +37,7 @@ from djbench.results.cost_model import FunctionChange as FunctionChange
 from djbench.results.cost_model import MatrixCost as MatrixCost
 from djbench.results.cost_model import PageCost as PageCost
 from djbench.results.cost_model import SeedCount as SeedCount
+from djbench.results.cost_model import ServerCost as ServerCost
 from djbench.results.driver_model import DriverFigures as DriverFigures
 from djbench.results.layout_model import LayoutRow as LayoutRow
 from djbench.results.layout_model import LayoutSweep as LayoutSweep

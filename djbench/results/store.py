@@ -142,6 +142,15 @@ def _validated(model: type[M], data: Any, what: str) -> M:
         ) from None
 
 
+def kind_of(path: Path) -> str | None:
+    """A results file's kind ("benchmark", "cost", "matrix", ...), None when unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
 def load(path: Path, kind: str | None = None) -> RunDocument:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -182,11 +191,7 @@ def newest(folder: Path, count: int = 1) -> list[Path]:
         if path.name == "matrix.json":
             runs.append(path)
             continue
-        try:
-            kind = json.loads(path.read_text(encoding="utf-8")).get("kind")
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            continue
-        if kind == "benchmark":
+        if kind_of(path) == "benchmark":
             runs.append(path)
     if not runs:
         raise ResultsError(

@@ -89,7 +89,7 @@ def cell_command(state: CellState, opts: RunOptions, settings: Settings, out: Pa
         "--cost",
         "--cost-seeds",
         str(settings.cost_seeds),
-        *cell_argv(opts, job="cost"),
+        *cell_argv(opts.model_copy(update={"servers": []}), job="cost"),  # pages only
         "--output",
         str(_cell_out(out, state) / "cost"),
         "--no-color",

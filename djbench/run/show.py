@@ -18,6 +18,7 @@ from djbench.results.model import (
     Notice,
     PageCost,
     PlanRecord,
+    ServerCost,
     Trial,
 )
 
@@ -54,6 +55,9 @@ class Show(Protocol):
 
     def cost(self, page: PageCost) -> None:
         """One page counted (--cost)."""
+
+    def server_cost(self, found: ServerCost) -> None:
+        """One server's own cost counted (--cost --servers)."""
 
     def matrix_cost(self, found: MatrixCost) -> str:
         """A matrix's cost phase, in one line."""

@@ -343,11 +343,13 @@ def load_cell(paths: list[Path], tag: str) -> Run:
 
 def load_runs(path: Path) -> list[Run]:
     """A results file as runs: a matrix file (--matrix) gives each cell's run, named by
-    its cell; any other file, its own run."""
+    its cell; a cost file (--cost) a run of no pairs; any other file, its own run."""
     try:
         head = path.read_text(encoding="utf-8")[:4000]
     except OSError:
         head = ""
+    if store.kind_of(path) == "cost":  # a cost probe: pages and servers counted, no pairs
+        return [Run(path=path, document=store.load(path, kind="cost"), pairs=[])]
     if '"kind": "matrix"' not in head:
         return [load_run(path)]
     document = store.load_matrix(path)

@@ -17,7 +17,7 @@ connections than were offered, or whose trials were too unstable to rank
 from __future__ import annotations
 
 from djbench.reports import answer_words as answer
-from djbench.reports import mix_output
+from djbench.reports import cost_output, mix_output
 from djbench.reports.guide.operations import (
     asgi_readiness,
     churn_recommendation,
@@ -86,7 +86,32 @@ def features_markdown(run: Run) -> str:
     return "\n".join(lines)
 
 
-def markdown(run: Run) -> str:
+def cost_markdown(run: Run) -> str:
+    """A cost probe's guide (runbench --cost): what each request and each server costs,
+    counted, and what each server supports."""
+    env = run.environment
+    record = run.document.cost
+    out = [
+        f"# Cost guide for run {run.run_id}",
+        "",
+        f"Counted on Python {env.python or '?'}, Django {env.django or '?'}, "
+        f"{record.valgrind if record else 'Valgrind'}; instructions do not depend on the "
+        "machine's load, so these figures repeat on any run of the same code.",
+        "",
+        *cost_output.cost_guide_lines(record),
+        "",
+        "## What each server supports",
+        "",
+        features_markdown(run),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def markdown(run: Run, cost: Run | None = None) -> str:
+    """A run's guide; `cost`: a cost probe's run (benchguide --cost) for its section."""
+    if run.document.cost is not None:
+        return cost_markdown(run)
     env = run.environment
     db = env.database
     plan = run.plan
@@ -117,5 +142,6 @@ def markdown(run: Run) -> str:
             out += ["", "Not recommended here:"] + [f"- {md_text(e)}" for e in rec.excluded]
     if mixed := mix_output.sentences(mix_pairs(run.document)):
         out += ["", "## Mixes: which page limits the p99", ""] + [f"- {md_text(s)}" for s in mixed]
+    out += ["", *cost_output.cost_guide_lines(cost.document.cost if cost else None)]
     out += ["", "## What each server supports", "", features_markdown(run), ""]
     return "\n".join(out)

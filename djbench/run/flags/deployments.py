@@ -15,9 +15,10 @@ from djbench.run.flags.table import (
 WHAT_FLAGS: tuple[Flag, ...] = (
     Flag(
         "servers",
-        "comma-separated server names (default: every installed one)",
+        "comma-separated server names (default: every installed one; with --cost, the servers "
+        "whose own cost per request is counted too: none by default)",
         WHAT,
-        ALL - {"cost"},
+        ALL,
         cell=lambda o: _joined(o.servers),
     ),
     Flag(

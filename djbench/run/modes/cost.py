@@ -1,5 +1,7 @@
 """--cost: every page's instructions per request, counted under Valgrind through the
-project's own handler (djbench.measure.cost); no server started, no wall clock read.
+project's own handler (djbench.measure.cost); no wall clock read. With --servers, each
+of those servers' own cost per request too (djbench.measure.server_cost): the first
+page through the server, less Django's handler for it.
 
 Deterministic for a given hash seed, so two runs before and after a change are compared
 in seconds (``benchcompare BASE.json NEW.json``, djbench.verdicts.cost) where the wall
@@ -17,13 +19,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from djbench.launch.process import terminate_on_signals
-from djbench.measure import cost
+from djbench.measure import cost, server_cost
 from djbench.plan.jobplans import CostPlan
-from djbench.plan.options import OptionError
+from djbench.plan.options import OptionError, choose
 from djbench.plan.project import current
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.results.model import CostRecord, PageCost, RunDocument
+from djbench.results.model import CostRecord, PageCost, RunDocument, ServerCost
 from djbench.run import exits, logins
 from djbench.run.exits import Ended
 from djbench.run.gates import new_run_id
@@ -32,6 +34,7 @@ from djbench.run.record import cost_document
 from djbench.run.selection import Selection, chosen_scenarios, scenario_choice
 from djbench.run.session import begin, setup_project
 from djbench.run.show import Show
+from djbench.servers import SERVERS, ServerSpec
 
 PARALLEL = min(2, os.cpu_count() or 1)  # children at once: Valgrind runs one thread each
 
@@ -58,11 +61,16 @@ class CostMode(Mode):
 def _selection(opts: RunOptions) -> Selection:
     project = current()
     scenario_file, names = scenario_choice(project, opts)
+    servers = [SERVERS[n] for n in choose("server", ",".join(opts.servers), SERVERS)]
+    if missing := [s.name for s in servers if s.missing()]:
+        raise OptionError(
+            f"--servers: {', '.join(missing)} not installed here (runbench --list says what is)"
+        )
     selection = Selection(
         project=project,
         scenario_file=scenario_file,
         scenarios=scenario_file.select(names),
-        servers=[],
+        servers=servers,
         skipped={},
         proxies=[],
         server_cpus=(),
@@ -92,19 +100,12 @@ def count_pages(selection: Selection, opts: RunOptions, show: Show) -> Ended:
         f"cost: {len(probes)} page(s) x {len(seeds)} hash seed(s) under {record.valgrind}, "
         f"{PARALLEL} at a time; logs in {run_dir}"
     )
-    done: dict[str, PageCost] = {}
     order = [p.scenario for p in probes]
     try:
-        with terminate_on_signals(), ThreadPoolExecutor(PARALLEL) as pool:
-            futures = [
-                pool.submit(cost.measure, selection.project, p, seeds, run_dir) for p in probes
-            ]
-            for future in as_completed(futures):
-                page = future.result()
-                done[page.scenario] = page
-                record.pages = [done[name] for name in order if name in done]
-                store.write_atomic(path, document)
-                show.cost(page)
+        with terminate_on_signals():
+            _pages(selection, probes, seeds, run_dir, show, record, order, path, document)
+            if selection.servers and probes:
+                _servers(selection, probes[0], record, run_dir, show, path, document)
     except KeyboardInterrupt:
         document.status = "interrupted"  # the pages counted so far stay in the file
         store.write_atomic(path, document)
@@ -112,11 +113,92 @@ def count_pages(selection: Selection, opts: RunOptions, show: Show) -> Ended:
     return _ended(document, path, run_dir)
 
 
+def _pages(
+    selection: Selection,
+    probes: list[cost.Probe],
+    seeds: tuple[int, ...],
+    run_dir: Path,
+    show: Show,
+    record: CostRecord,
+    order: list[str],
+    path: Path,
+    document: RunDocument,
+) -> None:
+    done: dict[str, PageCost] = {}
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        futures = [pool.submit(cost.measure, selection.project, p, seeds, run_dir) for p in probes]
+        for future in as_completed(futures):
+            page = future.result()
+            done[page.scenario] = page
+            record.pages = [done[name] for name in order if name in done]
+            store.write_atomic(path, document)
+            show.cost(page)
+
+
+def _servers(
+    selection: Selection,
+    probe: cost.Probe,
+    record: CostRecord,
+    run_dir: Path,
+    show: Show,
+    path: Path,
+    document: RunDocument,
+) -> None:
+    """Each server's own cost on the first page: the tree per request through it, less
+    Django's handler for the same request in-process (the page's own count under the
+    same seed when the interface is the page's, else one more count)."""
+    show.line(
+        f"cost: {len(selection.servers)} server(s) on {probe.scenario}, N={server_cost.REQUESTS} "
+        f"and {3 * server_cost.REQUESTS} requests each"
+    )
+    handlers = _handlers(selection, probe, record, run_dir)
+    work = run_dir / "servers"
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        futures = {
+            pool.submit(server_cost.measure, selection.project, spec, probe, work / spec.name): spec
+            for spec in selection.servers
+        }
+        for future in as_completed(futures):
+            found: ServerCost = future.result()
+            found.handler = handlers.get(found.interface)
+            record.servers = sorted([*record.servers, found], key=lambda s: s.server)
+            store.write_atomic(path, document)
+            show.server_cost(found)
+
+
+def _handlers(
+    selection: Selection, probe: cost.Probe, record: CostRecord, run_dir: Path
+) -> dict[str, float]:
+    """Django's handler per request for the page, by interface, under the servers' seed."""
+    found: dict[str, float] = {}
+    page = next((p for p in record.pages if p.scenario == probe.scenario), None)
+    for spec in _by_interface(selection.servers):
+        handler = server_cost.handler_probe(probe, spec)
+        same = page is not None and page.interface == handler.interface
+        counts = page.counts if same and page is not None else []
+        mine = [c.instructions for c in counts if c.seed == server_cost.SEED]
+        if not mine:
+            work = run_dir / "handlers" / handler.interface
+            try:
+                mine = [
+                    cost.count(selection.project, handler, server_cost.SEED, work)[0].instructions
+                ]
+            except (cost.ProbeFailed, OSError, ValueError):
+                continue  # the servers' figures stand without their handler's part
+        found[handler.interface] = mine[0]
+    return found
+
+
+def _by_interface(servers: list[ServerSpec]) -> list[ServerSpec]:
+    return list({s.interface: s for s in servers}.values())
+
+
 def _ended(document: RunDocument, path: Path, run_dir: Path) -> Ended:
     document.status = "complete"
     document.finished = store.now()
     store.write_atomic(path, document)
     assert document.cost is not None
-    if not any(p.status == "ok" for p in document.cost.pages):
+    statuses = [p.status for p in document.cost.pages] + [s.status for s in document.cost.servers]
+    if "ok" not in statuses:
         return Ended(path, run_dir, outcome=exits.incomplete("nothing_measured"))
     return Ended(path, run_dir)
