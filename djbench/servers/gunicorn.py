@@ -192,6 +192,8 @@ ENTRIES = (
             FEATURES,
             http2="no: the sync worker falls back to HTTP/1.1 (gthread, gevent, asgi have it)",
         ),
+        # It answers "Connection: close" to every request: its cost per request under
+        # Valgrind (djbench.measure.server_cost) is counted with a connection each.
         keep_alive=False,
     ),
     ServerSpec(
