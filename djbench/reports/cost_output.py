@@ -181,6 +181,7 @@ def print_comparison(console: Console, result: CostComparison) -> None:
 # BMF's measure for a count of instructions (Bencher's built-in slug): value the median
 # over seeds, bounds the lowest and highest seed.
 INSTRUCTIONS = "instructions"
+QUERIES = "sql-queries"  # a measure of djbench's own: SQL statements per request
 
 
 def cost_bmf(document: RunDocument) -> str:
@@ -196,6 +197,8 @@ def cost_bmf(document: RunDocument) -> str:
                 "upper_value": round(max(figures), 2),
             }
         }
+        if page.queries is not None:
+            out[f"{page.scenario} cost"][QUERIES] = {"value": page.queries}
     for found in document.cost.servers if document.cost else []:
         if found.own is not None:
             out[f"{found.server} own cost"] = {INSTRUCTIONS: {"value": round(found.own, 2)}}
