@@ -37,6 +37,7 @@ from djbench.run.show import Show
 from djbench.servers import SERVERS, ServerSpec
 
 PARALLEL = min(2, os.cpu_count() or 1)  # children at once: Valgrind runs one thread each
+INSTALLED = "installed"  # --cost --servers installed: every server installed here
 
 
 class CostMode(Mode):
@@ -61,7 +62,10 @@ class CostMode(Mode):
 def _selection(opts: RunOptions) -> Selection:
     project = current()
     scenario_file, names = scenario_choice(project, opts)
-    servers = [SERVERS[n] for n in choose("server", ",".join(opts.servers), SERVERS)]
+    names = choose("server", ",".join(opts.servers), [*SERVERS, INSTALLED])
+    servers = [SERVERS[n] for n in names if n != INSTALLED]
+    if INSTALLED in names:
+        servers = [s for s in SERVERS.values() if not s.missing() and not s.lacks_part()]
     if missing := [s.name for s in servers if s.missing()]:
         raise OptionError(
             f"--servers: {', '.join(missing)} not installed here (runbench --list says what is)"
