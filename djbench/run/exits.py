@@ -33,7 +33,9 @@ TABLE: tuple[tuple[int, str, str], ...] = (
         VERDICT,
         "a verdict or threshold failed",
         "a threshold of the scenario file missed (its interval beyond it); --matrix found "
-        "a pair worse or an answer changed shape; --verify-only found a server that fails "
+        "a page costlier, its SQL changed or broken under the cost probe, a pair worse or "
+        "an answer changed shape; benchcompare on two cost files, the same per page; "
+        "--verify-only found a server that fails "
         "the gate; with --on-inconclusive fail, a question left open (a pair undecided, a "
         "threshold too close to call)",
     ),

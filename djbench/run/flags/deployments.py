@@ -16,7 +16,7 @@ WHAT_FLAGS: tuple[Flag, ...] = (
     Flag(
         "servers",
         "comma-separated server names (default: every installed one; with --cost, the servers "
-        "whose own cost per request is counted too: none by default, \"installed\" for all)",
+        'whose own cost per request is counted too: none by default, "installed" for all)',
         WHAT,
         ALL,
         cell=lambda o: _joined(o.servers),
