@@ -72,6 +72,7 @@ def run_phase(
             for label, other in records.items()
             if label != base.record.label
         ]
+    shutil.rmtree(out / PINNED, ignore_errors=True)  # the last cell's database and files
     phase.seconds = round(time.monotonic() - started, 1)
     return phase
 
