@@ -62,9 +62,9 @@ class CostMode(Mode):
 def _selection(opts: RunOptions) -> Selection:
     project = current()
     scenario_file, names = scenario_choice(project, opts)
-    names = choose("server", ",".join(opts.servers), [*SERVERS, INSTALLED])
-    servers = [SERVERS[n] for n in names if n != INSTALLED]
-    if INSTALLED in names:
+    asked = choose("server", ",".join(opts.servers), [*SERVERS, INSTALLED])
+    servers = [SERVERS[n] for n in asked if n != INSTALLED]
+    if INSTALLED in asked:
         servers = [s for s in SERVERS.values() if not s.missing() and not s.lacks_part()]
     if missing := [s.name for s in servers if s.missing()]:
         raise OptionError(
