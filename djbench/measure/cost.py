@@ -299,7 +299,7 @@ def _segments(
             if line is None:
                 return segments
             if line == "ready":
-                writer = _writer(tree, down)
+                writer = _writer(tree, down)  # the child waits in its read meanwhile
                 instrument(tree)
                 os.write(writer, b"go\n")
                 continue
@@ -326,7 +326,9 @@ def _segments(
 def instrument(tree: ProcessTree) -> None:
     """Switch the child's instrumentation on (it ran its imports and warm-up without:
     Django's set-up is 0.9 billion instructions here, 18 of a count's 25 seconds when
-    counted) through vgdb, which ships with Valgrind."""
+    counted) through vgdb, which ships with Valgrind and reaches the child, blocked in a
+    read, through ptrace (the child allowed it; a kernel that forbids ptrace altogether,
+    Yama's ptrace_scope 3, makes this the page's finding)."""
     path = valgrind()
     vgdb = shutil.which("vgdb") or (str(Path(path).with_name("vgdb")) if path else "vgdb")
     command = [vgdb, f"--pid={tree.pid}", "instrumentation", "on"]
