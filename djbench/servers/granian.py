@@ -92,7 +92,7 @@ def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCo
 # Under Valgrind (runbench --cost --servers, djbench.measure.server_cost): Granian 2.x's
 # worker runs (its Rust runtime's threads serialised), and per request of health-sync
 # its WSGI tree spent 943,258 instructions, 28,010 beyond Django's handler (2026-12-06);
-# in one of two runs its worker wrote no count at all ("brk segment overflow in thread
+# in two of three runs its worker wrote no count at all ("brk segment overflow in thread
 # #1", then nothing): a finding of that server, the others go on.
 FAMILY = Family(
     name="granian",
