@@ -183,13 +183,15 @@ class ProbeFailed(Exception):
 
 
 def count(
-    project: Project, probe: Probe, seed: int, work: Path
+    project: Project, probe: Probe, seed: int, work: Path, collector: bool = False
 ) -> tuple[SeedCount, dict[str, Any]]:
     """One child under Valgrind with one hash seed: its count, and what the page did.
-    It runs in a folder named by page and seed alone (:func:`pinned`), kept in `work`."""
+    It runs in a folder named by page and seed alone (:func:`pinned`), kept in `work`.
+    `collector`: leave the cyclic garbage collector on while counting (the figure a
+    server's tree, which runs with it, is compared with: djbench.measure.server_cost)."""
     with pinned(probe, seed) as pin:
         try:
-            return _count(project, probe, seed, pin)
+            return _count(project, probe, seed, pin, collector)
         finally:
             shutil.copytree(
                 pin, work, dirs_exist_ok=True, ignore=shutil.ignore_patterns("up", "down")
@@ -216,14 +218,14 @@ def pinned(probe: Probe, seed: int) -> Iterator[Path]:
 
 
 def _count(
-    project: Project, probe: Probe, seed: int, work: Path
+    project: Project, probe: Probe, seed: int, work: Path, collector: bool
 ) -> tuple[SeedCount, dict[str, Any]]:
     up, down = work / "up", work / "down"
     for fifo in (up, down):
         fifo.unlink(missing_ok=True)
         os.mkfifo(fifo)
     out = work / "found.json"
-    plan_path = _child_plan(project, probe, work, fifos=[str(up), str(down)])
+    plan_path = _child_plan(project, probe, work, fifos=[str(up), str(down)], collector=collector)
     command = argv(work, plan_path)
     env = project.server_env({"PYTHONHASHSEED": str(seed)})
     tree = CountedTree(f"cost {probe.scenario}", command, env, project.directory, work / "log")

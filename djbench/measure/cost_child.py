@@ -225,7 +225,8 @@ def run(plan: dict[str, Any], send: Callable[[dict[str, Any]], tuple[int, int]])
     # stops among them moved health-sync's figure by up to 2% (Django 6.0 against 5.2:
     # paired ratios over three seeds 0.12-0.48% apart). Allocation itself is counted.
     gc.collect()
-    gc.disable()
+    if not plan.get("collector"):  # on for a server's handler figure (it runs with it)
+        gc.disable()
     os.getsid(0)  # marker: the end of set-up and warm-up
     segment, size = 0, plan["per_segment"]
     while size:

@@ -173,7 +173,7 @@ def print_comparison(console: Console, result: CostComparison) -> None:
     console.print(
         escape(
             f"A page is worse or better when its count moved by more than "
-            f"{result.threshold:.1%} and more than its seeds' spread."
+            f"{result.threshold:.1%} and beyond the range of its ratios paired by hash seed."
         )
     )
 
@@ -305,7 +305,7 @@ def matrix_cost_summary(found: MatrixCost | None) -> list[str]:
             "",
             f"#### {md_cell(result.new)} vs {md_cell(result.base)}: {counts(result)}",
             "",
-            "| page | verdict | new/base | instructions | seeds' spread | SQL | moved most |",
+            "| page | verdict | new/base | instructions | range over seeds | SQL | moved most |",
             "| --- | --- | ---: | ---: | ---: | --- | --- |",
         ]
         out += [_summary_row(change) for change in result.pages]
@@ -359,7 +359,7 @@ def cost_guide_lines(record: CostRecord | None) -> list[str]:
             "them here. " + WHAT_IT_SEES,
         ]
     if record.servers:
-        out += _ranked("WSGI", "its own part", [s for s in record.servers if s.own is not None])
+        out += _ranked("WSGI", "their own part", [s for s in record.servers if s.own is not None])
         wholes = [s for s in record.servers if s.own is None and s.per_request is not None]
         out += [*_ranked("ASGI", "the whole tree", wholes), *server_summary(record.servers), ""]
     out += [

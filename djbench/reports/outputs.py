@@ -12,7 +12,7 @@ from djbench.reports import answer_words as answer
 from djbench.reports import ci_outputs, cost_output, guide, report
 from djbench.results import store
 from djbench.results.store import ResultsError, load_matrix
-from djbench.verdicts.runs import load_run, load_runs
+from djbench.verdicts.runs import load_one, load_run, load_runs
 
 
 def report_path(results: Path) -> Path:
@@ -28,7 +28,7 @@ def write_beside(results: Path) -> list[str]:
     results file stands either way). A cost probe's file (runbench --cost) is read as
     such: its counts' report and its cost guide."""
     try:
-        [run] = load_runs(results) if store.kind_of(results) == "cost" else [load_run(results)]
+        run = load_one(results)
     except ResultsError as exc:
         return [f"Report and guide not written: {exc}"]
     said = []

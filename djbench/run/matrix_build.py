@@ -4,6 +4,7 @@ per cell (uv), the project and djbench installed in it, what failed to build sai
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,6 +253,27 @@ def _unbuildable(
     tried_on = ", ".join(i.full for i in found)
     state.record.status = "failed"
     state.record.reason = f"{error} (tried Python {tried_on})"
+
+
+def run_in_cell(
+    state: CellState, argv: list[str], env: dict[str, str], log: Path, timeout: float
+) -> int | None:
+    """A command (a cell's runbench) in the cell's checkout, its output to `log`; its exit
+    code, or None when it was killed at `timeout`."""
+    with log.open("w") as handle:
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=state.project_dir,
+                env=env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return None
+    return done.returncode
 
 
 def remove_worktrees(states: list[CellState]) -> None:

@@ -28,7 +28,6 @@ import os
 import random
 import secrets
 import shlex
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +44,7 @@ from djbench.run.matrix_build import (
     Settings,
     build_cells,
     remove_worktrees,
+    run_in_cell,
 )
 from djbench.run.show import Show
 from djbench.verdicts import matrix_verdicts as matrix
@@ -92,21 +92,7 @@ def run_round(
     log = cell_out / f"round-{round_index + 1}.log"
     cell_out.mkdir(parents=True, exist_ok=True)
     say(f"round {round_index + 1}: {state.cell.label}" + (f" {server}" if server else ""))
-    with log.open("w") as handle:
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=state.project_dir,
-                env=env,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                timeout=cell_timeout(opts),
-                check=False,
-                start_new_session=False,
-            )
-            code: int | None = done.returncode
-        except subprocess.TimeoutExpired:
-            code = None
+    code = run_in_cell(state, argv, env, log, cell_timeout(opts))
     files = sorted(p for p in cell_out.glob("*.json") if p.is_file())
     if files and str(files[-1]) not in state.record.run_files:
         state.record.run_files.append(str(files[-1]))

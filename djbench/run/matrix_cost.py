@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +28,7 @@ from djbench.results import store
 from djbench.results.model import CostRecord, MatrixCost, Notice
 from djbench.results.store import ResultsError
 from djbench.run.cli import cell_argv
-from djbench.run.matrix_build import CellState, Settings
+from djbench.run.matrix_build import CellState, Settings, run_in_cell
 from djbench.verdicts import cost as verdicts
 
 PINNED = "cost-cell"  # the one {cell_dir} every cell's probe runs with
@@ -113,20 +112,7 @@ def _count_cell(
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "cost.log"
     pages = max(1, len(opts.scenarios) or 3)
-    with log.open("w") as handle:
-        try:
-            done = subprocess.run(
-                argv,
-                cwd=state.project_dir,
-                env=env,
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                timeout=SECONDS_PER_COUNT * pages * settings.cost_seeds,
-                check=False,
-            )
-            code: int | None = done.returncode
-        except subprocess.TimeoutExpired:
-            code = None
+    code = run_in_cell(state, argv, env, log, SECONDS_PER_COUNT * pages * settings.cost_seeds)
     return _record(folder, code, log)
 
 

@@ -341,6 +341,11 @@ def load_cell(paths: list[Path], tag: str) -> Run:
     )
 
 
+def load_one(path: Path) -> Run:
+    """A run's file or a cost probe's file as one run (a report's or a guide's)."""
+    return load_runs(path)[0] if store.kind_of(path) == "cost" else load_run(path)
+
+
 def load_runs(path: Path) -> list[Run]:
     """A results file as runs: a matrix file (--matrix) gives each cell's run, named by
     its cell; a cost file (--cost) a run of no pairs; any other file, its own run."""

@@ -11,9 +11,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from djbench.management.shared_arguments import add_runs
 from djbench.reports import guide
 from djbench.reports.report import markdown_to_html_page
-from djbench.results import store
 from djbench.results.store import ResultsError, given_or_newest
-from djbench.verdicts.runs import load_run, load_runs
+from djbench.verdicts.runs import load_one, load_runs
 
 
 class Command(BaseCommand):
@@ -47,7 +46,7 @@ class Command(BaseCommand):
             raise CommandError("--output must end in .md or .html", returncode=2)
         try:
             [path] = given_or_newest([results] if results else [], runs, 1)
-            [run] = load_runs(path) if store.kind_of(path) == "cost" else [load_run(path)]
+            run = load_one(path)
             counted = load_runs(cost)[0] if cost is not None else None
             if counted is not None and counted.document.cost is None:
                 raise ResultsError(f"--cost {cost}: not a cost probe's results (runbench --cost)")

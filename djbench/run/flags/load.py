@@ -224,7 +224,7 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "cost_threshold",
         f"a page is worse on cost when its instructions per request rose by more than this "
-        f"and more than its seeds' spread (default {cost.THRESHOLD})",
+        f"and beyond its ratios' range over hash seeds (default {cost.THRESHOLD})",
         MATRIX,
         frozenset({"matrix"}),
         float,

@@ -149,13 +149,12 @@ def _servers(
     document: RunDocument,
 ) -> None:
     """Each server's own cost on the first page: the tree per request through it, less
-    Django's handler for the same request in-process (the page's own count under the
-    same seed when the interface is the page's, else one more count)."""
+    Django's handler for the same request in-process (one more count per interface)."""
     show.line(
         f"cost: {len(selection.servers)} server(s) on {probe.scenario}, N={server_cost.REQUESTS} "
         f"and {3 * server_cost.REQUESTS} requests each"
     )
-    handlers = _handlers(selection, probe, record, run_dir)
+    handlers = _handlers(selection, probe, run_dir)
     work = run_dir / "servers"
     with ThreadPoolExecutor(PARALLEL) as pool:
         futures = {
@@ -170,26 +169,21 @@ def _servers(
             show.server_cost(found)
 
 
-def _handlers(
-    selection: Selection, probe: cost.Probe, record: CostRecord, run_dir: Path
-) -> dict[str, float]:
-    """Django's handler per request for the page, by interface, under the servers' seed."""
+def _handlers(selection: Selection, probe: cost.Probe, run_dir: Path) -> dict[str, float]:
+    """Django's handler per request for the page, by interface, under the servers' seed
+    and, as in a server, with the cyclic collector on (the page's own counts run with it
+    off: their figure would leave the collector's work in the server's part)."""
     found: dict[str, float] = {}
-    page = next((p for p in record.pages if p.scenario == probe.scenario), None)
     for spec in _by_interface(selection.servers):
         handler = server_cost.handler_probe(probe, spec)
-        same = page is not None and page.interface == handler.interface
-        counts = page.counts if same and page is not None else []
-        mine = [c.instructions for c in counts if c.seed == server_cost.SEED]
-        if not mine:
-            work = run_dir / "handlers" / handler.interface
-            try:
-                mine = [
-                    cost.count(selection.project, handler, server_cost.SEED, work)[0].instructions
-                ]
-            except (cost.ProbeFailed, OSError, ValueError):
-                continue  # the servers' figures stand without their handler's part
-        found[handler.interface] = mine[0]
+        work = run_dir / "handlers" / handler.interface
+        try:
+            counted, _ = cost.count(
+                selection.project, handler, server_cost.SEED, work, collector=True
+            )
+        except (cost.ProbeFailed, OSError, ValueError):
+            continue  # the servers' figures stand without their handler's part
+        found[handler.interface] = counted.instructions
     return found
 
 

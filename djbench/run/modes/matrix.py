@@ -196,7 +196,7 @@ def opening_line(cells: list[matrix_plan.Cell], settings: matrix_build.Settings)
     named = f"Matrix: {len(cells)} cells ({', '.join(c.label for c in cells)}); base {base}"
     cost = (
         f"each cell's pages counted under Valgrind ({settings.cost_seeds} hash seed(s)), "
-        f"a page worse beyond {settings.cost_threshold:.1%} and its seeds' spread"
+        f"a page worse beyond {settings.cost_threshold:.1%} and beyond its ratios' range over seeds"
     )
     if settings.cost == "only":
         return f"{named}; cost only: {cost}; no wall-clock rounds"
