@@ -45,10 +45,14 @@ def postgres_conninfo() -> dict[str, Any] | None:
     return {k: v for k, v in found.items() if v} | {"application_name": "djbench-probe"}
 
 
-def _connect(conninfo: dict[str, Any]) -> Any:
+def connect(conninfo: dict[str, Any]) -> Any:
+    """A psycopg session in autocommit (CREATE DATABASE runs outside a transaction)."""
     import psycopg
 
     return psycopg.connect(**conninfo, autocommit=True, connect_timeout=5)
+
+
+_connect = connect
 
 
 def held(conninfo: dict[str, Any], application_name: str) -> int | None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from djbench.launch import dbsessions, own_launch
+from djbench.launch import datastate, dbsessions, own_launch
 from djbench.launch.process import (
     RECORD_DIR,
     ExistingTree,
@@ -99,6 +99,13 @@ class Deployment:
         )
 
     @property
+    def closes_connections(self) -> bool:
+        """Its server closes every connection after its answer without saying so (a
+        team's uWSGI http-socket without keep-alive): the proxy in front of it opens a
+        new one per request, and so does the load (a close is never a failure)."""
+        return self.proxy == "none" and self.own is not None and not self.own.keep_alive
+
+    @property
     def slug(self) -> str:
         """The label as a file name."""
         return re.sub(r"[^A-Za-z0-9_.=-]+", "-", self.label).strip("-")
@@ -172,6 +179,7 @@ def deploy(
         return
     spec = deployment.server
     refuse_unstartable(deployment)
+    datastate.fresh()  # every lifetime on the same data, when the run writes
     direct = deployment.proxy == "none"
     front = deployment.host
     if deployment.port is not None:

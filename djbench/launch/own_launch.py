@@ -6,6 +6,9 @@ Only what djbench must own is changed, and the command record says so:
   a copy in the run's folder without its socket lines (uWSGI adds every socket it is
   given, so a command-line one would not replace the file's ``http-socket=:$(PORT)``,
   which listens on every interface);
+- a file written for a container (its family's ``container_file``: uWSGI's) is run
+  from the project: the image's paths mapped to the project's, daemons, start hooks,
+  users and log files left out, each change in ``OwnCommand.changes``;
 - uWSGI gets ``--die-on-term``: without it SIGTERM makes uWSGI 2.0 reload, not stop;
 - the environment: ``PORT`` is djbench's port (files that read it), ``VIRTUAL_ENV``
   this interpreter's prefix when unset (``virtualenv=$(VIRTUAL_ENV)`` lines);
@@ -24,7 +27,7 @@ import sys
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
-from djbench.servers.entry import Launch, LaunchConfig, Listen, ServerSpec, executable_path, without
+from djbench.servers.entry import Launch, LaunchConfig, ServerSpec, executable_path, without
 
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")
 
@@ -62,12 +65,13 @@ def _filled(words: list[str]) -> list[str]:
 
 
 def _ini_copy(
-    own: OwnCommand, listen: Listen, project_dir: Path, run_dir: Path
+    spec: ServerSpec, own: OwnCommand, project_dir: Path, run_dir: Path
 ) -> tuple[Path, str]:
     """A copy of the project's ini without its sockets (and uWSGI's %d made the
     original's folder), and the socket kind it used: `http` (uWSGI's router) or else
     `http-socket` (a uwsgi-protocol `socket` for nginx cannot be loaded over HTTP)."""
     assert own.config is not None
+    listen = spec.listen
     original = project_dir / own.config
     kind = "http-socket"
     lines: list[str] = []
@@ -82,6 +86,8 @@ def _ini_copy(
             lines.append(f"; djbench: {stripped} (djbench's loopback address instead)")
             continue
         lines.append(line.replace("%d", f"{original.parent}/"))
+    if spec.family.container_file is not None:
+        lines = spec.family.container_file(lines, project_dir).lines
     copy = run_dir / "own" / f"{own.name}.ini"
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -103,7 +109,7 @@ def launch(
     listen = spec.listen
     words = _filled(without(words, listen.flags))
     if listen.ini_keys and own.config:
-        copy, fill["kind"] = _ini_copy(own, listen, project_dir, run_dir)
+        copy, fill["kind"] = _ini_copy(spec, own, project_dir, run_dir)
         words = [str(copy) if w == own.config else w for w in words]
     argv = [*words, *(a.format(**fill) for a in listen.argv)]
     return Launch(argv=argv, env=env, threads=own.threads)

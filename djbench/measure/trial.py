@@ -251,7 +251,8 @@ def load_spec(
         master_web=settings.master_web,
         protocol=live.deployment.protocol,
         scheme=live.scheme,
-        new_connection_every=settings.new_connection_every,
+        new_connection_every=settings.new_connection_every
+        or (1 if live.deployment.closes_connections else None),
         pages=pages,
         seed=(MIX_SEED if settings.seed is None else settings.seed) + round_index
         if pages

@@ -4,8 +4,10 @@ Pages come from three places, in this order:
 
 1. **The URLconf.** Every route that takes no argument is a candidate; a route with
    arguments is one when they can be filled: from ``--sample-values name=value``, or
-   from the database when the view is a class-based view with a model (the first row,
-   by primary key).
+   from the database: the rows (first by primary key) of the view's model, else of each
+   model with fields of the arguments' names and types (``<uuid:code>``: a UUIDField
+   named code), tried in turn until the page answers (three models may all name their
+   identifier ``code``); more rows of the one that answered are the pages it cycles.
 2. **The sitemap** (``/sitemap.xml``, indexes followed, those robots.txt names) and
 3. **the links from the home page** (a bounded crawl): the pages a CMS serves from one
    catch-all route (djbench.plan.sitepages).
@@ -13,7 +15,12 @@ Pages come from three places, in this order:
 Each candidate is requested in this process (Django's test client, against the
 project's own database, GET only, as over HTTPS when the settings trust a proxy's
 header: djbench.plan.inprocess), warmed once and then requested a few times: what it
-answered fills ``expect``. djbench.plan.drafts turns the answers into scenarios.
+answered fills ``expect``, and the statements that changed rows mark a page that writes
+(a GET too: an endpoint clients ping). Every probe's writes are rolled back (one
+transaction per database): benchinit leaves the data as it found it. Then, in one
+transaction rolled back at its end, the pages that write run once and every page is
+requested again: what the writes changed is not chosen as a marker. djbench.plan.drafts turns the
+answers into scenarios.
 
 The URL walk is written here by hand (Django's admindocs has one, but importing it
 pulls in the admin); it reads the public ``pattern`` / ``url_patterns`` attributes.
@@ -62,6 +69,8 @@ class Probe:
     answer: Answered | None = None
     scenario: dict[str, Any] = field(default_factory=dict)
     samples: list[Answered] = field(default_factory=list)  # a group's pages (paths cycled)
+    extra: list[Answered] = field(default_factory=list)  # the route's other rows' pages
+    after: Answered | None = None  # its page again, after every page that writes ran
 
     @property
     def where(self) -> str:
@@ -141,31 +150,76 @@ def _model_of(view: Any) -> Any:
     return model
 
 
-def fill(route: Route, samples: dict[str, str]) -> tuple[str | None, str]:
-    """(path, "") with every argument filled, or (None, why not)."""
+# The model fields a path converter's values can come from (Django's own converters).
+_FIELDS = {
+    "uuid": ("UUIDField",),
+    "int": ("AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField",
+            "PositiveIntegerField", "PositiveBigIntegerField", "SmallIntegerField",
+            "PositiveSmallIntegerField"),
+    "slug": ("SlugField", "CharField"),
+    "str": ("CharField", "SlugField", "UUIDField", "AutoField", "BigAutoField"),
+}  # fmt: skip
+CANDIDATE_MODELS = 6  # models tried per route before it is said to answer 404
+
+
+def _field(model: Any, name: str, converter: str) -> str | None:
+    """The attribute of `model` an argument fills (pk for pk/id), if its type fits."""
+    if name in ("pk", "id", "object_id"):
+        return "pk"
+    try:
+        found = model._meta.get_field(name)
+    except Exception:  # FieldDoesNotExist, or a model without _meta
+        return None
+    kind = found.get_internal_type()
+    return name if kind in _FIELDS.get(converter, _FIELDS["str"]) else None
+
+
+def _candidates(route: Route, missing: list[str]) -> list[tuple[Any, dict[str, str]]]:
+    """Models whose rows can fill the route's missing arguments (each argument's
+    attribute): the view's own model first, then every model with fields of those
+    names and types. The same argument name can mean different models on different
+    routes (three models' `code`), so each is tried until the page answers."""
+    from django.apps import apps
+
+    converters = {m.group("name"): m.group("converter") or "str"
+                  for m in _CONVERTER.finditer(route.template)}  # fmt: skip
+    own = _model_of(route.view)
+    found = []
+    for model in [own, *(m for m in apps.get_models() if m is not own)]:
+        if model is None:
+            continue
+        attrs = {n: _field(model, n, converters.get(n, "str")) for n in missing}
+        if all(attrs.values()):
+            found.append((model, {n: a for n, a in attrs.items() if a}))
+    return found[:CANDIDATE_MODELS]
+
+
+def fillings(route: Route, samples: dict[str, str]) -> tuple[list[list[str]], str]:
+    """The paths that fill the route, one list per candidate model (its first rows by
+    primary key, up to SAMPLES), or ([], why not)."""
     if "<regex>" in route.template or "<unknown>" in route.template:
-        return None, "a regular-expression route with arguments (add it to the file by hand)"
-    values: dict[str, str] = {}
-    missing = [a for a in route.arguments if a not in samples]
-    if missing:
-        model = _model_of(route.view)
-        first = model._default_manager.order_by("pk").first() if model is not None else None
-        for name in missing:
-            if first is None:
-                break
-            attr = "pk" if name in ("pk", "id", "object_id") else name
-            if attr == "pk" or hasattr(first, attr):
-                values[name] = str(getattr(first, attr))
-    values.update({k: v for k, v in samples.items() if k in route.arguments})
-    unfilled = [a for a in route.arguments if a not in values]
-    if unfilled:
-        names = ", ".join(unfilled)
-        return None, (
-            f"needs {names}: give a value with --sample-values {unfilled[0]}=... "
-            "(or a class-based view with a model and a row in the database)"
+        return [], "a regular-expression route with arguments (add it to the file by hand)"
+    given = {k: v for k, v in samples.items() if k in route.arguments}
+    missing = [a for a in route.arguments if a not in given]
+
+    def path(values: dict[str, str]) -> str:
+        return _CONVERTER.sub(lambda m: values[m.group("name")], route.template)
+
+    if not missing:
+        return [[path(given)]], ""
+    options = []
+    for model, attrs in _candidates(route, missing):
+        rows = model._default_manager.order_by("pk")[:SAMPLES]
+        paths = [path({**{n: str(getattr(r, a)) for n, a in attrs.items()}, **given}) for r in rows]
+        if paths:
+            options.append(paths)
+    if not options:
+        names = ", ".join(missing)
+        return [], (
+            f"needs {names}: give a value with --sample-values {missing[0]}=... (no model "
+            "has rows with fields of those names and types)"
         )
-    path = _CONVERTER.sub(lambda m: values[m.group("name")], route.template)
-    return path, ""
+    return options, ""
 
 
 def _login_url() -> str:
@@ -221,16 +275,37 @@ def _from_urlconf(
         if route.admin and not include_admin:
             probes.append(Probe(route=route, skipped="the admin site (not your pages)"))
             continue
-        path, why = fill(route, samples)
-        if path is None:
+        options, why = fillings(route, samples)
+        if not options:
             probes.append(Probe(route=route, skipped=why))
             continue
-        if path in seen:
+        found = _first_answering(options, seen, user, count)
+        if found is None:
             continue
-        seen.add(path)
-        answer = probe(path, user, count)
-        probes.append(Probe(route=route, path=path, answer=answer, skipped=why_not(answer, user)))
+        paths, answer = found
+        extra = [probe(p, user, count, steady=False) for p in paths[1:] if p not in seen]
+        seen.update(paths)
+        probes.append(
+            Probe(route=route, path=paths[0], answer=answer, skipped=why_not(answer, user),
+                  extra=[a for a in extra if a.status == 200])
+        )  # fmt: skip
     return probes
+
+
+def _first_answering(
+    options: list[list[str]], seen: set[str], user: str | None, count: bool
+) -> tuple[list[str], Answered] | None:
+    """The first candidate whose first page does not answer 404 (else the last tried),
+    with its answer; None when its page was probed already."""
+    last: tuple[list[str], Answered] | None = None
+    for paths in options:
+        if paths[0] in seen:
+            return None
+        answer = probe(paths[0], user, count)
+        last = (paths, answer)
+        if answer.status != 404:
+            break
+    return last
 
 
 def _from_site(site: sitepages.Found, seen: set[str], user: str | None, count: bool) -> list[Probe]:
@@ -298,7 +373,7 @@ def discover(
     admin = _admin_prefixes(every)
     with inprocess.instrumented():
         probes = _from_urlconf(every, samples, user, include_admin, count)
-        seen = {p.path for p in probes if p.path}
+        seen = {a.path for p in probes for a in ([p.answer] if p.answer else []) + p.extra}
         site = sitepages.site_pages(
             inprocess.client(), lambda p: p.startswith(admin) and not include_admin, crawl_pages
         )
@@ -315,12 +390,28 @@ def discover(
             p.answer = p.samples[0]
             if p.source != "urlconf":
                 p.route = _route_of(p.path, every)
+        after_writes(kept, user, count)
     return Discovery(
         kept=kept,
         skipped=[p for p in probes if p.skipped],
         site=site,
         queried=queried,
     )
+
+
+def after_writes(kept: list[Probe], user: str | None, count: bool) -> None:
+    """Every page again once every page that writes has run (a ping that changes a
+    check's status changes the check's page): what the run's own writes change is then
+    seen, and markers are chosen from what stayed (djbench.plan.drafts)."""
+    writers = [s for p in kept for s in p.samples if s.writes]
+    if not writers:
+        return
+    with inprocess.rolled_back():  # one transaction: each page sees the writes before it
+        for s in writers:
+            probe(s.path, s.user or user, False, steady=False)
+        for p in kept:
+            if p.answer is not None and p.answer.status == 200:
+                p.after = probe(p.path, p.user or user, count, steady=False)
 
 
 def _queried(kept: list[Probe], log_queries: dict[str, list[str]], user: str | None) -> list[str]:
@@ -357,7 +448,7 @@ def group(kept: list[Probe]) -> list[Probe]:
     for p in kept:
         assert p.answer is not None
         key = group_key(p.answer)
-        p.samples = [p.answer]
+        p.samples = [p.answer, *p.extra]
         if p.source == "urlconf":
             heads.setdefault(key, p)
             out.append(p)

@@ -74,6 +74,10 @@ def name_of(p: Probe, taken: set[str]) -> str:
         return _name("home", taken)
     if p.source == "urlconf" and p.route is not None and p.route.name:
         return _name(p.route.name.replace(":", "-"), taken)
+    if p.route is not None and p.route.arguments:
+        # Named by its view, never by a sample value (a 36-character uuid).
+        view = getattr(p.route.view, "view_class", p.route.view)
+        return _name(getattr(view, "__name__", "page").replace("_", "-"), taken)
     if p.source != "urlconf" and p.answer.templates:
         stem = p.answer.templates[0].rsplit("/", 1)[-1].rsplit(".", 1)[0]
         return _name(stem.replace("_", "-"), taken)
@@ -87,7 +91,9 @@ def _is_async(view: Any) -> bool:
     return asyncio.iscoroutinefunction(view)
 
 
-def expect_of(samples: list[Answered]) -> dict[str, Any]:
+def expect_of(samples: list[Answered], after: tuple[Answered, ...] = ()) -> dict[str, Any]:
+    """What a correct answer is; `after`: the page again after the pages that write ran
+    (a marker is chosen from what stayed: a title holding a live status is not one)."""
     first = samples[0]
     media = _media(first)
     expect: dict[str, Any] = {"status": first.status}
@@ -103,7 +109,7 @@ def expect_of(samples: list[Answered]) -> dict[str, Any]:
             expect["keys"] = sorted(data)[:10]
         elif isinstance(data, list):
             expect["json"] = "list"
-    elif marker := title_marker(samples):
+    elif marker := title_marker(samples + list(after)):
         expect["contains"] = [marker]
     counts = [s.queries for s in samples if s.queries is not None]
     if counts:
@@ -135,24 +141,74 @@ def scenario_for(p: Probe, name: str) -> dict[str, Any]:
         scenario["paths"] = [s.path for s in samples[1:]]
     if p.user:
         scenario["user"] = p.user
-    scenario["expect"] = expect_of(samples)
+    after = (p.after,) if p.after is not None and p.after.status == first_status(p) else ()
+    scenario["expect"] = expect_of(samples, after)
+    if any(s.writes for s in samples):
+        scenario["writes"] = True
     return scenario
 
 
+def first_status(p: Probe) -> int:
+    return p.answer.status if p.answer is not None else 0
+
+
+# Pages a team would not load first: a CSRF token endpoint, a "link sent" or "done"
+# page after a form (their names or paths say so).
+_ASIDE = re.compile(r"csrf|token|sent|done|confirm|success|thanks|complete|logout", re.I)
+# Why a page stands where it does in the profiles, by tier (benchinit says it).
+TIERS = (
+    "the home page",
+    "an endpoint that writes: what the site's clients call",
+    "where signed-in users land (LOGIN_REDIRECT_URL)",
+    "linked from the home page",
+    "in the sitemap",
+    "a page of the URLconf",
+    "a listing (JSON, XML)",
+    "a login form, or behind login",
+    "a CSRF, confirmation or logout page",
+)
+
+
+def _landing() -> str | None:
+    from django.conf import settings
+    from django.shortcuts import resolve_url
+
+    try:
+        return str(resolve_url(settings.LOGIN_REDIRECT_URL))
+    except Exception:  # a URL name that does not resolve
+        return None
+
+
 def visitor_rank(p: Probe, order: int) -> tuple[int, int]:
-    """Lower first: the home page, pages linked from it, the sitemap's, the URLconf's
-    other pages; then listings (JSON, XML), login forms and pages behind login."""
+    """Lower first (TIERS): the home page, the endpoints clients call (pages that
+    write), where signed-in users land, pages linked from the home page, the sitemap's,
+    the URLconf's other pages; then listings, login forms and pages behind login; CSRF
+    and confirmation pages last."""
     assert p.answer is not None
     body = p.answer.body.decode("utf-8", errors="replace").lower()
-    if p.user or 'type="password"' in body:
-        tier = 5
-    elif _media(p.answer) != "text/html":
-        tier = 4
-    elif p.path == "/":
+    name = p.route.name if p.route is not None else ""
+    if _ASIDE.search(f"{p.path.split('?')[0]} {name}"):
+        tier = 8
+    elif p.path == "/" and 'type="password"' not in body:
         tier = 0
+    elif any(s.writes for s in p.samples or [p.answer]):
+        tier = 1
+    elif p.path == _landing() and p.path != "/":
+        tier = 2
+    elif p.user or 'type="password"' in body:
+        tier = 7
+    elif _media(p.answer) != "text/html":
+        tier = 6
     else:
-        tier = {"linked": 1, "sitemap": 2}.get(p.source, 3)
+        tier = {"linked": 3, "sitemap": 4}.get(p.source, 5)
     return tier, order
+
+
+def why_chosen(p: Probe) -> str:
+    """Why a page stands where it does in the profiles (benchinit says it)."""
+    return TIERS[visitor_rank(p, 0)[0]] + (
+        f"; {p.traffic:,} requests in the log" if p.traffic else ""
+    )
 
 
 def ranked(scenarios: list[Probe]) -> list[Probe]:
@@ -169,8 +225,16 @@ def ranked(scenarios: list[Probe]) -> list[Probe]:
 
 def health_of(probes: list[Probe]) -> Probe | None:
     """A page answering 200 with a health-like name (without queries first); else the
-    home page; else the cheapest page (fewest queries, then fastest)."""
-    ok = [p for p in probes if p.answer is not None and p.user is None]
+    home page; else the cheapest page (fewest queries, then fastest). Never a page that
+    writes, nor one under a record's identifier, when another will do."""
+    ok = [
+        p
+        for p in probes
+        if p.answer is not None
+        and p.user is None
+        and not any(s.writes for s in p.samples)
+        and not (p.route is not None and p.route.arguments)
+    ] or [p for p in probes if p.answer is not None and p.user is None]
     if not ok:
         return None
 
@@ -191,7 +255,12 @@ def health_of(probes: list[Probe]) -> Probe | None:
 
 def deployments(found: list[OwnCommand]) -> list[dict[str, Any]]:
     """The project's own server commands as [[deployment]] tables."""
-    return [{k: v for k, v in asdict(c).items() if v is not None} for c in found]
+    defaults = asdict(OwnCommand(name="", server="", command="", found_in=""))
+    return [
+        {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(c).items()
+         if v is not None and (k in ("name", "server", "command", "found_in") or v != defaults[k])}
+        for c in found
+    ]  # fmt: skip
 
 
 def draft(kept: list[Probe]) -> tuple[list[Probe], dict[str, Any]]:

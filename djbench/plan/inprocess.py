@@ -49,6 +49,7 @@ class Answered:
     templates: tuple[str, ...] = ()  # what rendered it, the outermost first
     view: str = ""  # the dotted name of the view that served it
     user: str | None = None
+    writes: int = 0  # statements that changed rows (INSERT, UPDATE, DELETE), all requests
 
 
 def https_headers() -> dict[str, str]:
@@ -118,12 +119,68 @@ def _view_name(response: Any) -> str:
     return f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', '')}".strip(".")
 
 
-def get(c: Any, path: str, count: bool) -> tuple[Any, int | None, float]:
-    """One GET: the response, its query count (None: not counted), its seconds."""
+# Statements that change rows. Sessions are left out: a login's session row is the
+# client's, not the page's (a page that only touches its session does not "write").
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "MERGE")
+_NOT_THE_PAGE_S = ("django_session",)
+
+
+@contextlib.contextmanager
+def watching_writes(cell: list[int]) -> Iterator[None]:
+    """Count, in `cell`, the statements that change rows on every database connection
+    of this process while the block runs (Django's execute_wrapper, as the query
+    counter's)."""
+    from django.db import connections
+
+    def wrapper(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        head = sql.lstrip()[:8].upper()
+        if head.startswith(_WRITES) and not any(t in sql[:200] for t in _NOT_THE_PAGE_S):
+            cell[0] += 1
+        return execute(sql, params, many, context)
+
+    with contextlib.ExitStack() as stack:
+        for alias in connections:
+            stack.enter_context(connections[alias].execute_wrapper(wrapper))
+        yield
+
+
+_in_block = False  # inside rolled_back(): its requests' writes are seen by the next
+
+
+@contextlib.contextmanager
+def rolled_back() -> Iterator[None]:
+    """Every database's changes made while the block runs are undone at its end (one
+    transaction per database, rolled back): benchinit's probes leave the project's data
+    as they found it, a page that writes included."""
+    from django.db import connections, transaction
+
+    global _in_block
+    if _in_block:
+        yield
+        return
+    aliases = list(connections)
+    with contextlib.ExitStack() as stack:
+        for alias in aliases:
+            stack.enter_context(transaction.atomic(using=alias))
+        _in_block = True
+        try:
+            yield
+        finally:
+            _in_block = False
+            for alias in aliases:
+                transaction.set_rollback(True, using=alias)
+
+
+def get(
+    c: Any, path: str, count: bool, writes: list[int] | None = None
+) -> tuple[Any, int | None, float]:
+    """One GET, its writes undone (rolled_back): the response, its query count (None:
+    not counted), its seconds; the statements that changed rows are added to `writes`."""
     cell = querycount.start() if count else None
     started = time.perf_counter()
     try:
-        response = c.get(path, secure=bool(https_headers()))
+        with rolled_back(), watching_writes(writes if writes is not None else [0]):
+            response = c.get(path, secure=bool(https_headers()))
     finally:
         querycount.stop()
     return response, (cell[0] if cell is not None else None), time.perf_counter() - started
@@ -131,18 +188,20 @@ def get(c: Any, path: str, count: bool) -> tuple[Any, int | None, float]:
 
 def answered(c: Any, path: str, count: bool, steady: int = STEADY_PROBES) -> Answered:
     """`path` requested once to warm it, then `steady` times (when it answered 200)."""
-    response, queries, seconds = get(c, path, count)
+    writes = [0]
+    response, queries, seconds = get(c, path, count, writes)
     found = _answer(path, response)
     counts = [queries] if queries is not None else []
     times = [seconds]
     if response.status_code == 200 and steady:
         counts, times = [], []
         for _ in range(steady):
-            response, queries, seconds = get(c, path, count)
+            response, queries, seconds = get(c, path, count, writes)
             times.append(seconds)
             if queries is not None:
                 counts.append(queries)
     found.queries = (min(counts), max(counts)) if counts else None
+    found.writes = writes[0]
     found.seconds = sorted(times)[len(times) // 2]
     return found
 

@@ -19,6 +19,12 @@ class OwnCommand:
     workers: int | None = None  # None: not written as a number
     threads: int | None = None
     config: str | None = None  # the config file it reads, relative to the project
+    # What djbench changes to run a file written for a container from the project
+    # ("chdir = /opt/app: the project's folder instead"), one line each (issue 54).
+    changes: tuple[str, ...] = ()
+    # False: it closes every connection after its answer (uWSGI's http-socket without
+    # http-keepalive, as a proxy in front expects): loaded with a connection per request.
+    keep_alive: bool = True
 
     def layout(self) -> str:
         """'2 workers x 4 threads', or what is unknown about it."""

@@ -148,6 +148,9 @@ class Scenario:
     workload: str = "trivial"
     user: str | None = None  # load it logged in as this user (a session made by runbench)
     csrf: bool = False  # send a CSRF cookie and the matching X-CSRFToken header
+    # It changes rows (a POST, or a GET an endpoint's clients call that records them):
+    # the run's own load changes the data under every page (djbench.run.datareset).
+    writes: bool = False
     # Not part of the definition: a threshold changes what is asked, not what is measured.
     thresholds: Thresholds = Thresholds()
     # A weighted mix of other scenarios (`mix = {home = 40, ...}`, below):
@@ -173,7 +176,8 @@ class Scenario:
             for key in ("headers", "paths"):
                 if not request[key]:
                     request.pop(key)
-        for key, default in (("user", None), ("csrf", False), ("ws_mode", "echo")):
+        for key, default in (("user", None), ("csrf", False), ("ws_mode", "echo"),
+                             ("writes", False)):  # fmt: skip
             if data[key] == default:
                 data.pop(key)
         text = json.dumps(data, sort_keys=True, default=str)
@@ -271,6 +275,7 @@ class _ScenarioRaw(_RequestFields):
     workload: Workload | None = None
     user: str | None = Field(default=None, min_length=1)
     csrf: bool = False
+    writes: bool = False
     expect: _ExpectRaw = _ExpectRaw()
     thresholds: _ThresholdsRaw = _ThresholdsRaw()
 
@@ -283,6 +288,8 @@ class _DeploymentRaw(_Strict):
     workers: int | None = Field(default=None, ge=1)
     threads: int | None = Field(default=None, ge=1)
     config: str | None = None
+    changes: list[str] = []
+    keep_alive: bool = True
 
 
 class _FileRaw(_Strict):
@@ -372,6 +379,7 @@ def _scenario(
         workload=raw.workload or _infer_workload(raw),
         user=raw.user,
         csrf=raw.csrf,
+        writes=raw.writes or raw.method in ("POST", "PUT", "PATCH", "DELETE"),
         thresholds=_thresholds(default, raw.thresholds),
     )
 
@@ -444,7 +452,9 @@ def load(path: Path) -> ScenarioFile:
         scenarios=scenarios,
         profiles=dict(raw.profiles),
         headers=tuple(raw.headers.items()),
-        deployments=tuple(OwnCommand(**d.model_dump()) for d in raw.deployment),
+        deployments=tuple(
+            OwnCommand(**{**d.model_dump(), "changes": tuple(d.changes)}) for d in raw.deployment
+        ),
     )
 
 

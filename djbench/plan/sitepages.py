@@ -52,10 +52,13 @@ class Found:
 
 
 def _fetch(client: Any, path: str) -> tuple[int, str, str]:
-    """(status, media type, text) of a GET in process."""
+    """(status, media type, text) of a GET in process; a redirect's text is where it
+    points."""
     from djbench.plan.inprocess import get
 
     response, _, _ = get(client, path, count=False)
+    if response.status_code in (301, 302, 303, 307, 308):
+        return response.status_code, "", response.get("Location", "")
     media = response.get("Content-Type", "").split(";")[0].strip()
     if getattr(response, "streaming", False):
         body = b"".join(response.streaming_content)
@@ -192,6 +195,12 @@ def crawl(
         path, depth = queue.pop(0)
         status, media, text = _fetch(client, path)
         fetched += 1
+        if status in (301, 302, 303, 307, 308):  # a home page that sends to the login page
+            target = as_path(text.split("#")[0], path, hosts)
+            if target is not None and target not in seen and allowed(target.split("?")[0]):
+                seen.add(target)
+                queue.append((target.split("?")[0], depth))
+            continue
         if status != 200 or media != "text/html":
             continue
         found.linked.append(path)

@@ -55,12 +55,20 @@ def layout(pair: Pair) -> str:
     return _workers(pair.entry.workers or 1, pair.entry.threads)
 
 
-def _yours(found: list[Versus], winner: Pair) -> list[str]:
+def _yours(found: list[Versus], winner: Pair, run: Run) -> list[str]:
     """How the recommended deployment compares with each of the project's own
-    deployments (what the team runs now), paired by round."""
+    deployments (what the team runs now), paired by round; what djbench changed to run
+    it, and a connection per request, said beside it."""
     out = []
+    records = {o.name: o for o in run.plan.own}
     for v in found:
-        head = f"    vs yours, {v.own.label} ({layout(v.own)}): "
+        head = f"    vs yours, {v.own.label} ({layout(v.own)}"
+        if (record := records.get(v.own.entry.own or "")) is not None:
+            if not record.keep_alive:
+                head += "; closes every connection: measured with a new connection per request"
+            if changed := len(record.changes) - (0 if record.keep_alive else 1):
+                head += f"; {changed} change(s) to run it here, listed in the guide"
+        head += "): "
         if v.unfit is not None:
             out.append(head + f"not usable here: {_short(say(v.unfit), 50)}")
         elif v.verdict is None:
@@ -140,7 +148,7 @@ def _capacity_line(found: PageAnswer) -> str:
     return line + (said if ties else "")
 
 
-def _page_lines(found: PageAnswer) -> list[str]:
+def _page_lines(found: PageAnswer, run: Run) -> list[str]:
     """The scenario's line, and the project's own deployments against its leader."""
     if found.kind == "capacity":
         return [f"  {_capacity_line(found)}"]
@@ -161,7 +169,7 @@ def _page_lines(found: PageAnswer) -> list[str]:
             line += "; cannot be told from it: " + ", ".join(
                 w.label for w in found.ranking.winners[1:]
             )
-    return [f"  {line}", *_yours(found.yours, top)]
+    return [f"  {line}", *_yours(found.yours, top, run)]
 
 
 def finding_text(pair: Pair) -> str:
@@ -233,7 +241,7 @@ def lines(run: Run) -> list[str]:
         head += f"; {len(plan.still_open)} comparison(s) with a leader still open"
     out = [head]
     for page in found.pages:
-        out += _page_lines(page)
+        out += _page_lines(page, run)
     out += sweep_lines(run)
     out += threshold_lines(run)
     bad = _not_recommended(found)

@@ -87,3 +87,5 @@ def print_list(
         for c in own:
             said = f"{c.name}: {c.command} (as {c.server}; {c.found_in}; {c.layout()})"
             console.print(f"  {escape(said)}")
+            for change in c.changes:
+                console.print(f"    {escape(change)}")

@@ -61,6 +61,31 @@ class OwnDeployment(Model):
     workers: int | None = None
     threads: int | None = None
     config: str | None = None
+    changes: list[str] = Field(
+        default_factory=list,
+        description="what djbench changed to run a file written for a container from the "
+        "project, each with its reason",
+    )
+    keep_alive: bool = Field(
+        default=True,
+        description="False: it closes every connection after its answer; loaded with a "
+        "new connection per request, as the proxy in front of it does",
+    )
+
+
+class DataRecord(Model):
+    """How each server lifetime's data was made the same (djbench.launch.datastate)."""
+
+    method: Literal["unchanged", "copied", "shared"] = Field(
+        description="unchanged: no scenario writes; copied: every lifetime started on a "
+        "fresh copy of a snapshot of the project's database; shared: no copy could be "
+        "made, every deployment met the rows the ones before it wrote"
+    )
+    vendor: str = ""
+    writes: list[str] = Field(default_factory=list, description="the scenarios that write")
+    how: str = ""
+    why: str = Field(default="", description="shared: why no copy could be made")
+    lifetimes: int = Field(default=0, description="copies made: server lifetimes started")
 
 
 class PlanRecord(Model):
@@ -71,6 +96,9 @@ class PlanRecord(Model):
     )
     profile: str | None = None
     servers: list[str] = Field(default_factory=list)
+    data: DataRecord | None = Field(
+        default=None, description="how every server lifetime's data was made the same"
+    )
     own: list[OwnDeployment] = Field(
         default_factory=list,
         description="the project's own server commands measured beside djbench's layouts",

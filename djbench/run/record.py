@@ -211,7 +211,13 @@ def scenario_meta(
 
 
 def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
-    """The scenario's thread hops under ASGI, counted in-process (djbench.measure.hops)."""
+    """The scenario's thread hops under ASGI, counted in-process (djbench.measure.hops);
+    not for a page that writes: in this process it would write to the project's own
+    database, which the run leaves as found (djbench.launch.datastate)."""
+    if scenario.writes:
+        return AsgiHops(
+            counted=False, why="it writes: not requested in-process (the data stays as found)"
+        )
     try:
         return hops.count(scenario)
     except Exception as exc:  # the project's own code ran: any failure is a sentence

@@ -21,11 +21,13 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, connections
 from rich.markup import escape
 
+from djbench.launch import datastate
 from djbench.launch.process import pinned_self, reap, start_watchdog, terminate_on_signals
 from djbench.measure.drivers import unavailable
 from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
+from djbench.plan.scenarios import Scenario
 from djbench.results import store
 from djbench.results.model import PairResult
 from djbench.run import exits, logins, pilot_fit, record, remote, resume, services, variants
@@ -156,9 +158,37 @@ def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocatio
     if opts.target is not None:
         show.line(target_announcement(opts, plan))
     plan = dataclasses.replace(plan, scenarios=logins.prepare(plan.scenarios))
-    resumed = (how.resumed, how.path) if how.resumed and how.path else None
     run_id = how.resumed.run_id if how.resumed else new_run_id()
     run_dir = Path(opts.output) / run_id
+    with datastate.same_data(run_dir, writers(plan.scenarios)) as data:
+        recorder = _measured(show, mode, opts, how, selection, plan, refused, run_dir, started)
+        recorder.document.plan.data = data.record
+        recorder.save()
+    if how.until_round is not None and how.until_round < plan.trials:
+        pause(show, recorder, how.until_round, Path(opts.output))
+        return Ended()
+    return finish(mode, recorder, run_dir, opts.on_inconclusive)
+
+
+def writers(scenarios: list[Scenario]) -> list[str]:
+    """The scenarios that change rows (a mix's, by its pages)."""
+    return [s.name for s in scenarios if s.writes or any(p.scenario.writes for p in s.mix)]
+
+
+def _measured(
+    show: Show,
+    mode: Mode,
+    opts: RunOptions,
+    how: Invocation,
+    selection: Selection,
+    plan: Plan,
+    refused: list[PairResult],
+    run_dir: Path,
+    started: float,
+) -> Recorder:
+    """The pilot, the document, and the mode's measurements, servers stopped at the end."""
+    resumed = (how.resumed, how.path) if how.resumed and how.path else None
+    run_id = run_dir.name
     fit = None
     if opts.fit and resumed is None:  # the plan as it will run, before its document
         opts, plan, fit = pilot_fit.fitted(show, selection, opts, plan, run_dir)
@@ -182,10 +212,7 @@ def run_timed(command: BaseCommand, mode: Mode, opts: RunOptions, how: Invocatio
         mode.run(ctx)
         if opts.budget is not None and how.until_round is None and mode.says_budget(opts):
             show.line(show.budget(document.plan))
-    if how.until_round is not None and how.until_round < plan.trials:
-        pause(show, recorder, how.until_round, Path(opts.output))
-        return Ended()
-    return finish(mode, recorder, run_dir, opts.on_inconclusive)
+    return recorder
 
 
 @contextlib.contextmanager

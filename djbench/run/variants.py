@@ -119,6 +119,14 @@ def driver_refused(deployment: Deployment, driver: Driver | None) -> Notice | No
             f"every connection; measure HTTP/1.1 here with {others}, or behind --proxy caddy"
         )
         return Notice(code="driver_refused", params={"message": message})
+    if driver is not None and not driver.reconnects and deployment.closes_connections:
+        others = " or ".join(n for n, d in DRIVERS.items() if d.reconnects)
+        message = (
+            f"{deployment.label} closes every connection after its answer without saying "
+            f"so; {driver.name} would count each close as a failed request: measure it with "
+            f"{others} (a new connection per request, as the proxy in front of it does)"
+        )
+        return Notice(code="driver_refused", params={"message": message})
     return None
 
 

@@ -124,6 +124,17 @@ NO_LISTEN = Listen()
 
 
 @dataclass(frozen=True)
+class ContainerFile:
+    """A team's config file made runnable from the project (a file written for a
+    container image): its lines, what was changed and why, and whether the server it
+    configures keeps a client's connection open between requests."""
+
+    lines: list[str]
+    changes: tuple[str, ...]
+    keep_alive: bool
+
+
+@dataclass(frozen=True)
 class RecycleFlags:
     """A --recycle setting in one server's own options."""
 
@@ -204,6 +215,9 @@ class Family:
     knobs: dict[str, str] = field(default_factory=dict)  # knob -> its flag
     # The distributions a results file records for it (its loops and parsers too).
     packages: tuple[str, ...] = ()
+    # A team's config file (its lines, the project's folder) as djbench runs it from
+    # the project; None: run as written.
+    container_file: Callable[[list[str], Path], ContainerFile] | None = None
 
 
 @dataclass(frozen=True)

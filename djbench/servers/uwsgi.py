@@ -18,6 +18,7 @@ Facts checked with uWSGI 2.0.31:
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 from djbench.plan.owncommands import OwnCommand
@@ -26,6 +27,7 @@ from djbench.plan.tuning import Space
 from djbench.servers.commandline import ini_section, number, option
 from djbench.servers.entry import (
     PREFORK,
+    ContainerFile,
     Family,
     Features,
     Launch,
@@ -47,6 +49,36 @@ from djbench.servers.entry import (
 # proxy such as nginx (no HTTP: measured as http-socket, and said).
 SOCKETS = ("http", "http-socket", "http11-socket", "https", "socket", "uwsgi-socket")
 SECTION = "uwsgi"
+
+# A file written for a container, run from the project (issue 54): what djbench changes
+# in the copy it starts, each said with its reason (ContainerFile.changes).
+# - Processes beside the server: they would run on the server's CPUs during the windows.
+DAEMONS = (
+    "attach-daemon", "attach-daemon2", "smart-attach-daemon", "smart-attach-daemon2",
+    "attach-control-daemon", "mule", "mules", "farm", "spooler", "cron", "cron2", "unique-cron",
+)  # fmt: skip
+# - Start hooks (`hook-pre-app = exec:./manage.py migrate`): a migrate or a collectstatic
+#   at every start changes the data or the files under the comparison.
+HOOK_PREFIXES = ("hook-", "exec-", "call-")
+# - Running as another user, detached, or into the image's log and pid files.
+DROPPED = {
+    "uid": "runs as the user who runs runbench",
+    "gid": "runs as the user who runs runbench",
+    "chroot": "runs in the project's folder",
+    "chown-socket": "djbench's socket is on loopback",
+    "daemonize": "runs in the foreground: djbench stops it",
+    "daemonize2": "runs in the foreground: djbench stops it",
+    "logto": "its log goes to the run's server log",
+    "logto2": "its log goes to the run's server log",
+    "pidfile": "djbench knows its PID",
+    "pidfile2": "djbench knows its PID",
+    "safe-pidfile": "djbench knows its PID",
+    "touch-reload": "djbench reloads it by signal",
+}
+# - Paths of the image: the project's folder, file or environment that they end with.
+DIRECTORIES = ("chdir", "chdir2", "pythonpath", "python-path", "pp")
+ENVIRONMENTS = ("virtualenv", "venv", "home", "pyhome")
+FILES = ("wsgi-file", "file", "mount")
 
 
 def recycle(recycle: Recycle, workers: int) -> RecycleFlags:
@@ -92,6 +124,89 @@ def ini(path: Path) -> dict[str, str] | None:
     return ini_section(path, SECTION)
 
 
+def _mapped(root: Path, raw: str, directory: bool) -> Path | None:
+    """The project's folder or file an image path ends with (/opt/app/src -> src)."""
+    parts = Path(raw).parts
+    for start in range(1, len(parts)):
+        tail = root / Path(*parts[start:])
+        if tail.is_dir() if directory else tail.is_file():
+            return tail
+    return None
+
+
+def _path_change(key: str, value: str, root: Path) -> tuple[str | None, str]:
+    """(the value to run with, or None to drop the line; the reason, "" if kept)."""
+    if "$(" in value or not value.startswith("/") or Path(value.split("=")[-1]).exists():
+        return value, ""
+    if key in ENVIRONMENTS:
+        return sys.prefix, f"not here; this environment ({sys.prefix}) instead"
+    if key == "static-map" or key == "static-map2":
+        mount, _, folder = value.partition("=")
+        found = _mapped(root, folder, directory=True)
+        if found is None:
+            return None, "not here (static files are not what is measured)"
+        return f"{mount}={found}", f"the project's {found.relative_to(root)} instead"
+    if key in ("chdir", "chdir2"):  # the image's folder of the project (its WORKDIR)
+        return str(root), "not here; the project's folder instead"
+    found = _mapped(root, value, directory=key in DIRECTORIES)
+    if found is None:
+        return None, "not here, and the project has no such path"
+    return str(found), f"the project's {found.relative_to(root) or '.'} instead"
+
+
+def _changed(key: str, value: str, root: Path) -> tuple[str | None, str]:
+    """A [uwsgi] line as djbench runs it: (its value, or None to leave it out; why)."""
+    if key in DAEMONS:
+        return None, (
+            "not started (a second process on the server's CPUs during the windows; "
+            "start it by hand beside the run to count its cost)"
+        )
+    if key.startswith(HOOK_PREFIXES):
+        return None, "not run (a start hook would change the data or files under the comparison)"
+    if key in DROPPED:
+        return None, DROPPED[key]
+    if key in (*DIRECTORIES, *ENVIRONMENTS, *FILES, "static-map", "static-map2"):
+        return _path_change(key, value, root)
+    return value, ""
+
+
+def truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def container_file(lines: list[str], root: Path) -> ContainerFile:
+    """The ini's lines with what cannot run here changed, each change said."""
+    out: list[str] = []
+    changes: list[str] = []
+    section = ""
+    keys: dict[str, str] = {}
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]").strip()
+        key, eq, value = stripped.partition("=")
+        key, value = key.strip(), value.strip()
+        if section != SECTION or not eq or stripped.startswith((";", "#")):
+            out.append(line)
+            continue
+        keys[key] = value
+        kept, why = _changed(key, value, root)
+        if why:
+            changes.append(f"{key} = {value}: {why}")
+        if kept is None:
+            out.append(f"; djbench: {stripped} ({why})")
+        else:
+            out.append(f"{key} = {kept}" if kept != value else line)
+    socket = next((k for k in ("http11-socket", "http-socket", "http") if k in keys), None)
+    keep_alive = socket is None or socket == "http11-socket" or truthy(keys.get("http-keepalive"))
+    if not keep_alive:
+        changes.append(
+            f"{socket} without http-keepalive: closes every connection after its answer, "
+            "as the proxy in front of it expects: measured with a new connection per request"
+        )
+    return ContainerFile(lines=out, changes=tuple(changes), keep_alive=keep_alive)
+
+
 def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCommand | None:
     config = option(words, "--ini") or next(
         (w for w in words[1:] if w.endswith(".ini") and (root / w).is_file()), None
@@ -99,6 +214,10 @@ def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCo
     found = (ini(root / config) if config else None) or {}
     workers = option(words, "--processes", "-p", "--workers") or found.get("processes")
     threads = option(words, "--threads") or found.get("threads")
+    adapted = None
+    if config is not None and found:
+        text = (root / config).read_text(encoding="utf-8", errors="replace")
+        adapted = container_file(text.splitlines(), root)
     return OwnCommand(
         name="",
         server="uwsgi",
@@ -107,6 +226,8 @@ def recognise(root: Path, words: list[str], source: str, wsgi_app: str) -> OwnCo
         workers=number(workers or found.get("workers")),
         threads=number(threads) or 1,
         config=config,
+        changes=adapted.changes if adapted else (),
+        keep_alive=adapted.keep_alive if adapted else True,
     )
 
 
@@ -139,6 +260,7 @@ FAMILY = Family(
     tuned=tuned,
     tuned_file=appended(";"),
     recognise=recognise,
+    container_file=container_file,
 )
 
 ENTRIES = (

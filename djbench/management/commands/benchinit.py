@@ -135,6 +135,10 @@ class Command(BaseCommand):
         )
         for name, members in document["profiles"].items():
             self.stdout.write(f"Profile {name}: {', '.join(members)}")
+        why = {p.scenario["name"]: drafts.why_chosen(p) for p in scenarios}
+        for name in document["profiles"].get("default", []):
+            if name in why:
+                self.stdout.write(f"  {name}: {why[name]}")
         self.stdout.write(
             f"Health path (polled until a server is ready): {document['health_path']}"
         )
@@ -235,6 +239,8 @@ class Command(BaseCommand):
         self.stdout.write("Your own deployments, measured beside djbench's layouts:")
         for c in own:
             self.stdout.write(f"  {c.name}: {c.command} ({c.found_in}; {c.layout()})")
+            for change in c.changes:
+                self.stdout.write(f"    {change}")
 
     def _skipped(self, skipped: list[discover.Probe]) -> None:
         if not skipped:
@@ -298,7 +304,8 @@ def described(p: discover.Probe) -> str:
         queries = f", {low} SQL queries" if low == high else f", {low}-{high} SQL queries"
     who = f", as {p.user}" if p.user else ""
     more = f" (+{len(p.samples) - 1} more of its kind)" if len(p.samples) > 1 else ""
-    return f"{p.scenario['name']}: GET {p.path} -> {p.answer.status}{queries}{who}{more}"
+    writes = ", writes (changes rows)" if p.scenario.get("writes") else ""
+    return f"{p.scenario['name']}: GET {p.path} -> {p.answer.status}{queries}{writes}{who}{more}"
 
 
 def _pair(item: str) -> tuple[str, str]:

@@ -108,6 +108,20 @@ def cost_markdown(run: Run) -> str:
     return "\n".join(out)
 
 
+def own_lines(run: Run) -> list[str]:
+    """Each of the project's own deployments as djbench ran it: its command, and what
+    was changed to run a file written for a container from the project."""
+    if not run.plan.own:
+        return []
+    out = ["", "## Your deployments, as djbench ran them", ""]
+    for own in run.plan.own:
+        out.append(f"- **{md_text(own.name)}**: `{own.command}` ({md_text(own.found_in)})")
+        out += [f"  - {md_text(change)}" for change in own.changes]
+        if not own.changes:
+            out.append("  - run as written (only its listening address is djbench's)")
+    return out
+
+
 def markdown(run: Run, cost: Run | None = None) -> str:
     """A run's guide; `cost`: a cost probe's run (benchguide --cost) for its section."""
     if run.document.cost is not None:
@@ -142,6 +156,7 @@ def markdown(run: Run, cost: Run | None = None) -> str:
             out += ["", "Not recommended here:"] + [f"- {md_text(e)}" for e in rec.excluded]
     if mixed := mix_output.sentences(mix_pairs(run.document)):
         out += ["", "## Mixes: which page limits the p99", ""] + [f"- {md_text(s)}" for s in mixed]
+    out += own_lines(run)
     out += ["", *cost_output.cost_guide_lines(cost.document.cost if cost else None)]
     out += ["", "## What each server supports", "", features_markdown(run), ""]
     return "\n".join(out)

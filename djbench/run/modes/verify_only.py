@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from djbench.launch import datastate
 from djbench.launch.process import terminate_on_signals
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
@@ -16,7 +17,7 @@ from djbench.run.gates import GateResult, gate_entries, new_run_id, run_gates
 from djbench.run.modes.job import Invocation, Mode
 from djbench.run.record import new_document
 from djbench.run.selection import runnable
-from djbench.run.session import begin, selected, setup_project
+from djbench.run.session import begin, selected, setup_project, writers
 from djbench.run.show import Show
 
 
@@ -47,7 +48,10 @@ def verify_only(command: BaseCommand, show: Show, opts: RunOptions) -> Ended:
         store.write_atomic(path, document)
         show.gate(result.deployment.label, result.startup_seconds, result.error)
 
-    with terminate_on_signals():
+    with (
+        datastate.same_data(run_dir, writers(selection.scenarios)) as data,
+        terminate_on_signals(),
+    ):
         run_gates(
             selection.project,
             plan,
@@ -56,6 +60,7 @@ def verify_only(command: BaseCommand, show: Show, opts: RunOptions) -> Ended:
             selection.scenario_file.health_path,
             on_done=done,
         )
+        document.plan.data = data.record
     document.status = "complete"
     document.finished = store.now()
     store.write_atomic(path, document)
