@@ -14,6 +14,8 @@ management command of the project, benchinit (which fixes some of them) included
 | djbench.W008 | ALLOWED_HOSTS refuses 127.0.0.1, where djbench sends its requests |
 | djbench.W009 | DEBUG is on: Django keeps every SQL query in memory and takes debug paths |
 | djbench.W010 | persistent connections (CONN_MAX_AGE > 0 or None): under ASGI, one per request |
+| djbench.W011 | a server's dependencies moved a package the project pins |
+| djbench.W012 | ... and moved a security library back to an older version |
 """
 
 from __future__ import annotations
@@ -157,6 +159,34 @@ def check_persistent_connections() -> list[checks.CheckMessage]:
     ]
 
 
+def check_install_moves(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Packages the project pins that installing a server's extra moved (W011), a
+    security library moved back (W012): djbench.servers.installmoves."""
+    from djbench.plan.project import current
+    from djbench.servers import installmoves
+
+    found: list[checks.CheckMessage] = []
+    for m in installmoves.moved(current().directory):
+        said = (
+            f"{m.package} is {m.installed} here, and {m.pinned_in} pins {m.pinned}: "
+            f"{m.required_by} moved it, installed for {m.server_package} "
+            f"(djbench[{m.extra}])."
+        )
+        hint = (
+            f"Leave out djbench[{m.extra}] (install the other server extras one by one), "
+            f"or measure {m.server_package} in an environment of its own (runbench --matrix)."
+        )
+        found.append(
+            checks.Warning(
+                ("A security library moved back: " if m.security else "") + said,
+                hint=hint,
+                id="djbench.W012" if m.security else "djbench.W011",
+            )
+        )
+    return found
+
+
 def register() -> None:
     checks.register(check_query_count_middleware, "djbench")
     checks.register(check_project, "djbench")
+    checks.register(check_install_moves, "djbench")

@@ -79,3 +79,11 @@ def one_pass() -> None:
 
     if connection.vendor != "sqlite":
         pytest.skip("independent of the database: run in the SQLite pass only")
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """The PostgreSQL server's maintenance database (tests that make databases of
+    their own); a missing server skips, or fails under CI=true."""
+    services.require_postgres()
+    return services.POSTGRES_URL

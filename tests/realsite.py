@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-MODELS = '''
+MODELS = """
 import uuid
 
 from django.db import models
@@ -36,9 +36,9 @@ class Check(models.Model):
 class Ping(models.Model):
     check_row = models.ForeignKey(Check, on_delete=models.CASCADE)
     created = models.DateTimeField(auto_now_add=True)
-'''
+"""
 
-VIEWS = '''
+VIEWS = """
 from django.http import HttpResponse, JsonResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404
@@ -78,9 +78,9 @@ def project_detail(request, code):
 
 def csrf(request):
     return JsonResponse({"token": get_token(request)})
-'''
+"""
 
-URLS = '''
+URLS = """
 from django.urls import path
 
 from monitor import views
@@ -92,9 +92,9 @@ urlpatterns = [
     path("projects/<uuid:code>/", views.project_detail),
     path("api/csrf/", views.csrf),
 ]
-'''
+"""
 
-SEED = '''
+SEED = """
 from django.core.management.base import BaseCommand
 
 from monitor.models import Check, Project
@@ -106,7 +106,7 @@ class Command(BaseCommand):
             project = Project.objects.create(name=f"project {i}")
             for j in range(4):
                 Check.objects.create(project=project, name=f"check {i}.{j}")
-'''
+"""
 
 UWSGI_INI = """\
 [uwsgi]
@@ -164,6 +164,7 @@ def real_site(root: Path, env: dict[str, str], database_url: str | None = None) 
         + '\nINSTALLED_APPS += ["monitor", "djbench"]\n'
         + 'MIDDLEWARE.insert(0, "djbench.middleware.QueryCountMiddleware")\n'
         + database_settings(database_url)
+        + 'DEBUG = False\nALLOWED_HOSTS = ["127.0.0.1", "localhost"]\n'
     )
     (root / "docker").mkdir()
     (root / "docker" / "uwsgi.ini").write_text(UWSGI_INI)

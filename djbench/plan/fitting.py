@@ -69,6 +69,9 @@ class Fit(BaseModel):
     profile_concurrency: int
     profile_duration: float
     why: str  # one sentence: what decided the connections and the window
+    # The pilot server's start and stop, with the idle readings a lifetime takes: what a
+    # lifetime costs beyond its windows (djbench.run.pilot_fit.reshaped).
+    lifetime_s: float | None = None
 
 
 def fit(

@@ -227,6 +227,36 @@ def threshold_lines(run: Run) -> list[str]:
     return out
 
 
+def data_lines(run: Run) -> list[str]:
+    """What the database pays (a connection per request, measured) and how each
+    lifetime's data was made the same, when the run writes."""
+    out = []
+    if (cost := run.plan.connections) is not None and cost.pages:
+        pages = ", ".join(cost.pages[:4]) + (" ..." if len(cost.pages) > 4 else "")
+        where = f" ({cost.where.split(': ', 1)[0]})" if cost.where else ""
+        axis = f'; measure it: --axis "{cost.variable}=0,60"' if cost.variable else ""
+        out.append(
+            f"  Database: CONN_MAX_AGE {cost.conn_max_age}{where} opens a new {cost.vendor} "
+            f"connection for every request that queries ({pages}): {cost.median_ms:.2f} ms "
+            f"[{cost.low_ms:.2f}-{cost.high_ms:.2f}] each here ({cost.samples} connects). "
+            "To save it: CONN_MAX_AGE 60 for WSGI servers; a pool (Django >= 5.1, psycopg 3: "
+            f'OPTIONS = {{"pool": True}}) under ASGI{axis}'
+        )
+    data = run.plan.data
+    if data is not None and data.method == "copied":
+        out.append(
+            f"  Data: {', '.join(data.writes)} write(s); every server lifetime started on "
+            f"the same data ({data.how}; {data.lifetimes} copies)"
+        )
+    elif data is not None and data.method == "shared":
+        out.append(
+            f"  Data: {', '.join(data.writes)} write(s) and no copy could be made "
+            f"({_short(data.why, 80)}): each deployment met the rows those before it wrote; "
+            "figures of pages that read them may drift with the order"
+        )
+    return out
+
+
 def lines(run: Run) -> list[str]:
     """The answer: a line per scenario (never dropped: each is a workload's decision),
     then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
@@ -244,6 +274,7 @@ def lines(run: Run) -> list[str]:
         out += _page_lines(page, run)
     out += sweep_lines(run)
     out += threshold_lines(run)
+    out += data_lines(run)
     bad = _not_recommended(found)
     if bad:
         room = max(2, MAX_LINES - len(out) - 1)

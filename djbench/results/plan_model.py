@@ -88,6 +88,25 @@ class DataRecord(Model):
     lifetimes: int = Field(default=0, description="copies made: server lifetimes started")
 
 
+class ConnectCost(Model):
+    """A new database connection per request (CONN_MAX_AGE 0, no pool): what one costs
+    here, measured as Django opens it (djbench.measure.dbconnect)."""
+
+    vendor: str
+    conn_max_age: str = Field(description="as the settings set it")
+    median_ms: float
+    low_ms: float = Field(description="the median's 95% interval (order statistics)")
+    high_ms: float
+    samples: int
+    where: str | None = Field(default=None, description="the settings line that sets it")
+    variable: str | None = Field(
+        default=None, description="the environment variable the settings read it from"
+    )
+    pages: list[str] = Field(
+        default_factory=list, description="the scenarios that query: one connect per request"
+    )
+
+
 class PlanRecord(Model):
     """How the run was made: everything a comparison must find equal."""
 
@@ -96,6 +115,9 @@ class PlanRecord(Model):
     )
     profile: str | None = None
     servers: list[str] = Field(default_factory=list)
+    connections: ConnectCost | None = Field(
+        default=None, description="the database connection each request opens, measured"
+    )
     data: DataRecord | None = Field(
         default=None, description="how every server lifetime's data was made the same"
     )
@@ -148,6 +170,11 @@ class PlanRecord(Model):
     )
     capacity_slo_ms: float | None = Field(
         default=None, description="--capacity: the p99 target searched for"
+    )
+    trials_asked: int | None = Field(
+        default=None,
+        description="--budget: the profile's rounds, when the budget bought fewer at the "
+        "fitted windows (the plan reshaped before its first window)",
     )
     budget_cut: list[str] = Field(
         default_factory=list,

@@ -7,6 +7,8 @@ asked (RunOptions.fit is then off), and a resumed run keeps what its pilot chose
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from djbench.launch.live import Deployment, deploy
@@ -35,12 +37,15 @@ def fitted(
         return opts, plan, None
     chosen = pilot_deployment(plan)
     show.line(f"Pilot: each scenario's service time on {chosen.label}, one at a time")
+    began = time.monotonic()
     try:
         with (
             terminate_on_signals(),
             deploy(selection.project, chosen, run_dir / "pilot", plan.health_path) as live,
         ):
+            up = time.monotonic()
             times = service_times(live.target(), plan.scenarios)
+            loaded = time.monotonic()
     except ServerError as exc:
         first = str(exc).splitlines()[0]
         show.line(f"Pilot: {chosen.label} failed ({first}); the profile's values stand")
@@ -48,6 +53,7 @@ def fitted(
     if not times:
         show.line("Pilot: no scenario answered as expected; the profile's values stand")
         return opts, plan, None
+    lifetime = (up - began) + (time.monotonic() - loaded) + IDLE_READINGS_S
     slo = getattr(opts.job, "slo_p99", None)
     found = fit(
         times,
@@ -58,6 +64,7 @@ def fitted(
         target_ms=slo,
         server=chosen.label,
     )
+    found.lifetime_s = round(lifetime, 2)
     for s in times:
         show.line(
             f"  {s.scenario}: {s.median_ms:,.1f} ms (slowest {s.slowest_ms:,.1f}) "
@@ -80,3 +87,58 @@ def fitted(
     )
     plan = dataclasses.replace(plan, concurrency=[found.concurrency], settings=settings)
     return opts, plan, found
+
+
+# A server lifetime's time beyond its windows (start, readiness, idle memory, stop): the
+# pilot's start and stop as measured, with the idle readings (0.3 s before and after,
+# 0.2 s of a proxy's) and a margin; without a pilot, LIFETIME_S (a default run here:
+# 14 s per lifetime, of which 6 s windows and 3 s warm-ups). The verify gate's lifetime
+# adds about half a second per scenario.
+IDLE_READINGS_S = 1.0
+LIFETIME_S = 5.0
+GATE_S_PER_SCENARIO = 0.5
+
+
+def round_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
+    """About how long one round of the plan takes: every deployment's lifetime."""
+    return len(plan.deployments) * lifetime_seconds(plan, lifetime_s)
+
+
+def lifetime_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
+    """A deployment's lifetime in a round: its start and stop, and its windows."""
+    per_window = plan.settings.duration + plan.settings.warmup
+    return lifetime_s + len(plan.scenarios) * len(plan.concurrency) * per_window
+
+
+def reshaped(
+    show: Show,
+    plan: Plan,
+    seconds_left: float,
+    reserve: Callable[[Plan, float], float | None],
+    lifetime_s: float | None = None,
+) -> tuple[Plan, int | None]:
+    """The plan with as many rounds as the budget buys at the fitted windows (at least
+    one), said before the first window; (plan, the rounds asked when fewer fit).
+    `reserve(plan, a lifetime's seconds)`: what the job keeps for after its rounds;
+    `lifetime_s`: a lifetime's start and stop as the pilot measured them."""
+    start_stop = LIFETIME_S if lifetime_s is None else lifetime_s
+    gates = len(plan.deployments) * (start_stop + GATE_S_PER_SCENARIO * len(plan.scenarios))
+    seconds_left -= reserve(plan, lifetime_seconds(plan, start_stop)) or 0.0
+    each = round_seconds(plan, start_stop)
+    fit_rounds = max(1, int((seconds_left - gates) // each))
+    said = (
+        f"about {each:.0f} s a round ({len(plan.deployments)} deployment(s) x "
+        f"{len(plan.scenarios) * len(plan.concurrency)} window(s) of "
+        f"{plan.settings.duration:g} s), {seconds_left:.0f} s left"
+    )
+    if fit_rounds >= plan.trials:
+        show.line(
+            f"Budget: {plan.trials} planned round(s), {said}; what is left goes to the "
+            "comparisons still open"
+        )
+        return plan, None
+    show.line(
+        f"Budget: {fit_rounds} round(s) fit, not the planned {plan.trials} ({said}): "
+        f"{fit_rounds} planned; what is left goes to the comparisons still open"
+    )
+    return dataclasses.replace(plan, trials=fit_rounds), plan.trials

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from djbench.measure import environment, hops, sampler
+from djbench.measure.dbconnect import connect_cost
 from djbench.measure.drivers import DRIVERS
 from djbench.plan import scenarios
 from djbench.plan.fitting import Fit
@@ -174,8 +175,14 @@ def plan_record(
         driver_cpus=list(selection.driver_cpus),
         pinning="taskset" if selection.server_cpus else None,
         axes=opts.axes,
+        connections=None if opts.target is not None else connect_cost(querying(chosen)),
         **fields,
     )
+
+
+def querying(chosen: list[scenarios.Scenario]) -> list[str]:
+    """The scenarios that query the database (declared or recorded by benchinit)."""
+    return [s.name for s in chosen if (s.expect.queries_high or 0) > 0]
 
 
 def own_specs(selection: Selection) -> list[ServerSpec]:
@@ -214,7 +221,7 @@ def asgi_hops(scenario: scenarios.Scenario) -> AsgiHops:
     """The scenario's thread hops under ASGI, counted in-process (djbench.measure.hops);
     not for a page that writes: in this process it would write to the project's own
     database, which the run leaves as found (djbench.launch.datastate)."""
-    if scenario.writes:
+    if scenario.writes and scenario.request.method in ("GET", "HEAD"):
         return AsgiHops(
             counted=False, why="it writes: not requested in-process (the data stays as found)"
         )

@@ -192,7 +192,14 @@ def _measured(
     fit = None
     if opts.fit and resumed is None:  # the plan as it will run, before its document
         opts, plan, fit = pilot_fit.fitted(show, selection, opts, plan, run_dir)
+    asked = None
+    # The planned rounds fitted to the budget at the fitted windows (the pilot measured
+    # a lifetime's start and stop); windows as asked are run as asked.
+    if opts.budget is not None and fit is not None and mode.reserve_s(plan, 0.0) is not None:
+        left = started + opts.budget - time.monotonic()
+        plan, asked = pilot_fit.reshaped(show, plan, left, mode.reserve_s, fit.lifetime_s)
     document, path = record.open_document(selection, opts, plan, resumed, run_id, fit)
+    document.plan.trials_asked = asked
     document.status = "running"
     known = {e.label for e in document.results}  # a resumed run has them already
     document.results += [e for e in refused if e.label not in known]

@@ -12,6 +12,7 @@ import time
 from djbench.plan.runplan import RunOptions
 from djbench.run import budget, layouts
 from djbench.run.modes.job import Context
+from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
 from djbench.run.session import TimedMode
 
@@ -24,6 +25,9 @@ class RoundsMode(TimedMode):
             f"; budget {(opts.budget or 0) / 60:g} min (then rounds for rankings still open, "
             "then the leader's worker/thread layouts)"
         )
+
+    def reserve_s(self, plan: Plan, each_s: float) -> float | None:
+        return layouts.reserve(plan, each_s)  # the leader's layout sweep after the race
 
     def run(self, ctx: Context) -> None:
         bench = ctx.bench
