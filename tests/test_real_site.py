@@ -98,8 +98,12 @@ def test_the_planned_rounds_are_fitted_to_the_budget_before_the_first_window() -
     assert "2 round(s) fit, not the planned 3" in lines[-1] and "about 69 s a round" in lines[-1]
     kept, asked = reshaped(Show(), plan, 600.0, lambda p, each: 2 * each)  # type: ignore[arg-type]
     assert (kept.trials, asked) == (3, None) and "3 planned round(s)" in lines[-1]
+    # Too short for two rounds at the fitted windows: shortened (by tenths) until two fit.
+    two, asked = reshaped(Show(), plan, 130.0, lambda p, each: None)  # type: ignore[arg-type]
+    assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 5.6, 0.7)
+    assert "shortened to 5.6 s after 0.7 s warm-up (fitted: 8 s after 1 s" in lines[-1]
     one, _ = reshaped(Show(), plan, 10.0, lambda p, each: None)  # type: ignore[arg-type]
-    assert one.trials == 1  # never fewer than one
+    assert one.trials == 1 and "a screen, not a ranking" in lines[-1]  # never fewer than one
 
 
 def test_the_project_s_pins_are_read_from_requirements_and_lock_files(tmp_path: Path) -> None:

@@ -110,6 +110,41 @@ def lifetime_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
     return lifetime_s + len(plan.scenarios) * len(plan.concurrency) * per_window
 
 
+# The fewest rounds that give an interval (the race's first look): when the fitted
+# windows buy fewer, they are shortened (with their warm-ups) in steps of a tenth, down
+# to half the fitted window (100 answers where the fit asked 200), never below 1 s.
+MIN_ROUNDS = 2
+SHORTEST_SHARE = 0.5
+SHORTEST_WINDOW_S = 1.0
+SHORTEST_WARMUP_S = 0.5
+
+
+def _rounds_that_fit(
+    plan: Plan, seconds_left: float, reserve: Callable[[Plan, float], float | None], start: float
+) -> int:
+    gates = len(plan.deployments) * (start + GATE_S_PER_SCENARIO * len(plan.scenarios))
+    left = seconds_left - gates - (reserve(plan, lifetime_seconds(plan, start)) or 0.0)
+    return max(1, int(left // round_seconds(plan, start)))
+
+
+def _shortened(
+    plan: Plan, seconds_left: float, reserve: Callable[[Plan, float], float | None], start: float
+) -> Plan | None:
+    """The plan with windows short enough for MIN_ROUNDS rounds (None: none is)."""
+    fitted = plan.settings
+    for step in range(1, round((1 - SHORTEST_SHARE) * 10) + 1):
+        share = 1 - step / 10
+        settings = dataclasses.replace(
+            fitted,
+            duration=round(max(SHORTEST_WINDOW_S, fitted.duration * share), 2),
+            warmup=round(max(SHORTEST_WARMUP_S, fitted.warmup * share), 2),
+        )
+        candidate = dataclasses.replace(plan, settings=settings)
+        if _rounds_that_fit(candidate, seconds_left, reserve, start) >= MIN_ROUNDS:
+            return candidate
+    return None
+
+
 def reshaped(
     show: Show,
     plan: Plan,
@@ -117,28 +152,46 @@ def reshaped(
     reserve: Callable[[Plan, float], float | None],
     lifetime_s: float | None = None,
 ) -> tuple[Plan, int | None]:
-    """The plan with as many rounds as the budget buys at the fitted windows (at least
-    one), said before the first window; (plan, the rounds asked when fewer fit).
-    `reserve(plan, a lifetime's seconds)`: what the job keeps for after its rounds;
-    `lifetime_s`: a lifetime's start and stop as the pilot measured them."""
-    start_stop = LIFETIME_S if lifetime_s is None else lifetime_s
-    gates = len(plan.deployments) * (start_stop + GATE_S_PER_SCENARIO * len(plan.scenarios))
-    seconds_left -= reserve(plan, lifetime_seconds(plan, start_stop)) or 0.0
-    each = round_seconds(plan, start_stop)
-    fit_rounds = max(1, int((seconds_left - gates) // each))
-    said = (
-        f"about {each:.0f} s a round ({len(plan.deployments)} deployment(s) x "
-        f"{len(plan.scenarios) * len(plan.concurrency)} window(s) of "
-        f"{plan.settings.duration:g} s), {seconds_left:.0f} s left"
+    """The plan with as many rounds as the budget buys (at least one), said before the
+    first window: at the fitted windows, else at windows shortened for MIN_ROUNDS;
+    (plan, the rounds asked when fewer fit). `reserve(plan, a lifetime's seconds)`: what
+    the job keeps for after its rounds; `lifetime_s`: a lifetime's start and stop as
+    the pilot measured them."""
+    start = LIFETIME_S if lifetime_s is None else lifetime_s
+    fit_rounds = _rounds_that_fit(plan, seconds_left, reserve, start)
+    shape = (
+        f"{len(plan.deployments)} deployment(s) x {len(plan.scenarios) * len(plan.concurrency)} "
+        "window(s)"
     )
     if fit_rounds >= plan.trials:
         show.line(
-            f"Budget: {plan.trials} planned round(s), {said}; what is left goes to the "
-            "comparisons still open"
+            f"Budget: {plan.trials} planned round(s), about {round_seconds(plan, start):.0f} s "
+            f"a round ({shape} of {plan.settings.duration:g} s), {seconds_left:.0f} s left; "
+            "what is left goes to the comparisons still open"
         )
         return plan, None
+    if fit_rounds < MIN_ROUNDS <= plan.trials:
+        shorter = _shortened(plan, seconds_left, reserve, start)
+        if shorter is not None:
+            rounds = min(plan.trials, _rounds_that_fit(shorter, seconds_left, reserve, start))
+            show.line(
+                f"Budget: {rounds} round(s) fit, not the planned {plan.trials}, at windows "
+                f"shortened to {shorter.settings.duration:g} s after {shorter.settings.warmup:g} s "
+                f"warm-up (fitted: {plan.settings.duration:g} s after {plan.settings.warmup:g} s; "
+                f"about {round_seconds(shorter, start):.0f} s a round of {shape}, "
+                f"{seconds_left:.0f} s left): fewer answers per window, so p99 reads coarser; "
+                "what is left goes to the comparisons still open"
+            )
+            return dataclasses.replace(shorter, trials=rounds), plan.trials
+    each = round_seconds(plan, start)
     show.line(
-        f"Budget: {fit_rounds} round(s) fit, not the planned {plan.trials} ({said}): "
-        f"{fit_rounds} planned; what is left goes to the comparisons still open"
+        f"Budget: {fit_rounds} round(s) fit, not the planned {plan.trials} (about {each:.0f} s "
+        f"a round of {shape} of {plan.settings.duration:g} s, {seconds_left:.0f} s left)"
+        + (
+            ": one trial each is a screen, not a ranking (no interval); fewer deployments "
+            "(--servers) or pages (--scenarios), or a longer --budget, buy rounds"
+            if fit_rounds < MIN_ROUNDS
+            else "; what is left goes to the comparisons still open"
+        )
     )
     return dataclasses.replace(plan, trials=fit_rounds), plan.trials
