@@ -74,6 +74,19 @@ def test_the_median_s_interval_holds_its_confidence_by_order_statistics() -> Non
     assert binom.cdf(15, 21, 0.5) - binom.cdf(5, 21, 0.5) >= 0.95
 
 
+def test_the_variable_a_setting_is_read_from_is_found_only_in_an_environment_read() -> None:
+    from djbench.measure.dbconnect import _VARIABLE
+
+    lines = {
+        'conn_max_age = 0 if pool else env_int("DB_CONN_MAX_AGE", 0)': ["DB_CONN_MAX_AGE"],
+        "'CONN_MAX_AGE': 0}}": [],  # a key of DATABASES, not a variable
+        'CONN_MAX_AGE = int(os.environ.get("CONN_AGE", 60))': ["CONN_AGE"],
+        'CONN_MAX_AGE = env.int("DB_AGE")': ["DB_AGE"],
+        'CONN_MAX_AGE = int(os.getenv("AGE"))': ["AGE"],
+    }
+    assert {line: _VARIABLE.findall(line) for line in lines} == lines
+
+
 def test_the_planned_rounds_are_fitted_to_the_budget_before_the_first_window() -> None:
     scenario = Scenario(name="home", endpoint="home", variant="sync", kind="http",
                         request=Request(path="/"), expect=Expect())  # fmt: skip
@@ -92,16 +105,17 @@ def test_the_planned_rounds_are_fitted_to_the_budget_before_the_first_window() -
         def line(self, text: str) -> None:
             lines.append(text)
 
-    # A round: 3 lifetimes of 5 s + 2 windows of 9 s = 69 s; the gates 3 x 6 s.
+    # A window: 8 s + its warm-up stretched to 1.5 s + 0.5 s for the driver = 10 s; a
+    # round: 3 lifetimes of 5 s + 2 windows = 75 s; the gates 3 x 6 s.
     fitted, asked = reshaped(Show(), plan, 170.0, lambda p, each: None)  # type: ignore[arg-type]
     assert (fitted.trials, asked) == (2, 3)
-    assert "2 round(s) fit, not the planned 3" in lines[-1] and "about 69 s a round" in lines[-1]
+    assert "2 round(s) fit, not the planned 3" in lines[-1] and "about 75 s a round" in lines[-1]
     kept, asked = reshaped(Show(), plan, 600.0, lambda p, each: 2 * each)  # type: ignore[arg-type]
     assert (kept.trials, asked) == (3, None) and "3 planned round(s)" in lines[-1]
     # Too short for two rounds at the fitted windows: shortened (by tenths) until two fit.
     two, asked = reshaped(Show(), plan, 130.0, lambda p, each: None)  # type: ignore[arg-type]
-    assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 5.6, 0.7)
-    assert "shortened to 5.6 s after 0.7 s warm-up (fitted: 8 s after 1 s" in lines[-1]
+    assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 4.8, 0.6)
+    assert "shortened to 4.8 s after 0.6 s warm-up (fitted: 8 s after 1 s" in lines[-1]
     one, _ = reshaped(Show(), plan, 10.0, lambda p, each: None)  # type: ignore[arg-type]
     assert one.trials == 1 and "a screen, not a ranking" in lines[-1]  # never fewer than one
 
@@ -239,6 +253,7 @@ def test_a_real_site_is_found_verified_and_measured_on_the_same_data(
     assert connections["pages"] == ["ping", "check-detail"] and connections["median_ms"] > 0
     text = " ".join(said.split())
     assert "Database: CONN_MAX_AGE 0" in text and "To save it: CONN_MAX_AGE 60" in text
+    assert "--axis" not in text  # the site's settings read no variable for it
     assert "every server lifetime started on the same data" in text
     assert "closes every connection: measured with a new connection per request" in text
 

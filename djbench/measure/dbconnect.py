@@ -27,7 +27,11 @@ from djbench.results.plan_model import ConnectCost
 
 CONNECTS = 21
 WARMUPS = 2
-_VARIABLE = re.compile(r"[\"']([A-Z][A-Z0-9_]{2,})[\"']")
+# A name read from the environment: os.environ["X"], os.environ.get("X"), os.getenv("X"),
+# env("X") / env.int("X") (django-environ), env_int("X") (a project's own helper).
+_VARIABLE = re.compile(
+    r"(?:environ(?:\.get)?|getenv|\benv[\w.]*)\s*[\[(]\s*[\"']([A-Z][A-Z0-9_]{2,})[\"']"
+)
 
 
 def median_interval(values: list[float], confidence: float = 0.95) -> tuple[float, float]:

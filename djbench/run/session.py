@@ -298,7 +298,7 @@ def announce(
         f"scenario(s) x {len(plan.concurrency)} concurrency level(s) x "
         f"{mode.each_pair(opts, plan)}; driver {plan.driver.name}"
         + (f" (a new connection every {every} answer(s))" if every else "")
-        + f"; {opts.duration:g}s windows after {opts.warmup:g}s "
+        + f"; {plan.settings.duration:g}s windows after {plan.settings.warmup:g}s "
         f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
         f"{list(selection.driver_cpus) or 'unpinned'}"
         + ("" if opts.budget is None or until_round is not None else mode.budget_line(opts))
