@@ -105,18 +105,18 @@ def test_the_planned_rounds_are_fitted_to_the_budget_before_the_first_window() -
         def line(self, text: str) -> None:
             lines.append(text)
 
-    # A window: 8 s + its warm-up stretched to 1.5 s + 0.5 s for the driver = 10 s; a
-    # round: 3 lifetimes of 5 s + 2 windows = 75 s; the gates 3 x 6 s.
-    fitted, asked = reshaped(Show(), plan, 170.0, lambda p, each: None)  # type: ignore[arg-type]
+    # A window: 8 s + 1 s warm-up + 0.5 s for the driver; a round: 3 lifetimes of 5 s
+    # + 2 windows = 72 s; the gates 3 x 6 s.
+    fitted, asked = reshaped(Show(), plan, 170.0)  # type: ignore[arg-type]
     assert (fitted.trials, asked) == (2, 3)
-    assert "2 round(s) fit, not the planned 3" in lines[-1] and "about 75 s a round" in lines[-1]
-    kept, asked = reshaped(Show(), plan, 600.0, lambda p, each: 2 * each)  # type: ignore[arg-type]
+    assert "2 round(s) fit, not the planned 3" in lines[-1] and "about 72 s a round" in lines[-1]
+    kept, asked = reshaped(Show(), plan, 600.0)  # type: ignore[arg-type]
     assert (kept.trials, asked) == (3, None) and "3 planned round(s)" in lines[-1]
     # Too short for two rounds at the fitted windows: shortened (by tenths) until two fit.
-    two, asked = reshaped(Show(), plan, 130.0, lambda p, each: None)  # type: ignore[arg-type]
-    assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 4.8, 0.6)
-    assert "shortened to 4.8 s after 0.6 s warm-up (fitted: 8 s after 1 s" in lines[-1]
-    one, _ = reshaped(Show(), plan, 10.0, lambda p, each: None)  # type: ignore[arg-type]
+    two, asked = reshaped(Show(), plan, 130.0)  # type: ignore[arg-type]
+    assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 5.6, 0.7)
+    assert "shortened to 5.6 s after 0.7 s warm-up (fitted: 8 s after 1 s" in lines[-1]
+    one, _ = reshaped(Show(), plan, 10.0)  # type: ignore[arg-type]
     assert one.trials == 1 and "a screen, not a ranking" in lines[-1]  # never fewer than one
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from djbench.launch.live import Deployment, deploy
@@ -94,13 +93,13 @@ def fitted(
 # 0.2 s of a proxy's) and a margin; without a pilot, LIFETIME_S (a default run here:
 # 14 s per lifetime, of which 6 s windows and 3 s warm-ups). The verify gate's lifetime
 # adds about half a second per scenario.
-# A window takes longer than its seconds: its warm-up runs until two slices agree (a
-# default run on a real site's 10 ms pages: 1.4 s median for 1 s asked, up to 3.8 s)
-# and the driver starts and reports (0.5 s): 4.1 s of driver wall time a 2.2 s window.
+# A window takes longer than its seconds: its warm-up runs until two slices agree and
+# the driver starts and reports. Measured per window beyond duration + warm-up asked:
+# 0.2 s on the sample's 1-4 ms pages (a round of 13 deployments x 3 windows: 156 s),
+# 0.9 s on a real site's 10 ms pages (driver wall 4.1 s median for 2.2 + 1 s asked).
 IDLE_READINGS_S = 1.0
 LIFETIME_S = 5.0
 GATE_S_PER_SCENARIO = 0.5
-WARMUP_STRETCH = 1.5
 WINDOW_OVERHEAD_S = 0.5
 
 
@@ -112,7 +111,7 @@ def round_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
 def lifetime_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
     """A deployment's lifetime in a round: its start and stop, and its windows."""
     settings = plan.settings
-    per_window = settings.duration + settings.warmup * WARMUP_STRETCH + WINDOW_OVERHEAD_S
+    per_window = settings.duration + settings.warmup + WINDOW_OVERHEAD_S
     return lifetime_s + len(plan.scenarios) * len(plan.concurrency) * per_window
 
 
@@ -125,17 +124,13 @@ SHORTEST_WINDOW_S = 1.0
 SHORTEST_WARMUP_S = 0.5
 
 
-def _rounds_that_fit(
-    plan: Plan, seconds_left: float, reserve: Callable[[Plan, float], float | None], start: float
-) -> int:
+def _rounds_that_fit(plan: Plan, seconds_left: float, start: float) -> int:
+    """The planned rounds first (the race and the layout sweep get what they leave)."""
     gates = len(plan.deployments) * (start + GATE_S_PER_SCENARIO * len(plan.scenarios))
-    left = seconds_left - gates - (reserve(plan, lifetime_seconds(plan, start)) or 0.0)
-    return max(1, int(left // round_seconds(plan, start)))
+    return max(1, int((seconds_left - gates) // round_seconds(plan, start)))
 
 
-def _shortened(
-    plan: Plan, seconds_left: float, reserve: Callable[[Plan, float], float | None], start: float
-) -> Plan | None:
+def _shortened(plan: Plan, seconds_left: float, start: float) -> Plan | None:
     """The plan with windows short enough for MIN_ROUNDS rounds (None: none is)."""
     fitted = plan.settings
     for step in range(1, round((1 - SHORTEST_SHARE) * 10) + 1):
@@ -146,25 +141,20 @@ def _shortened(
             warmup=round(max(SHORTEST_WARMUP_S, fitted.warmup * share), 2),
         )
         candidate = dataclasses.replace(plan, settings=settings)
-        if _rounds_that_fit(candidate, seconds_left, reserve, start) >= MIN_ROUNDS:
+        if _rounds_that_fit(candidate, seconds_left, start) >= MIN_ROUNDS:
             return candidate
     return None
 
 
 def reshaped(
-    show: Show,
-    plan: Plan,
-    seconds_left: float,
-    reserve: Callable[[Plan, float], float | None],
-    lifetime_s: float | None = None,
+    show: Show, plan: Plan, seconds_left: float, lifetime_s: float | None = None
 ) -> tuple[Plan, int | None]:
     """The plan with as many rounds as the budget buys (at least one), said before the
     first window: at the fitted windows, else at windows shortened for MIN_ROUNDS;
-    (plan, the rounds asked when fewer fit). `reserve(plan, a lifetime's seconds)`: what
-    the job keeps for after its rounds; `lifetime_s`: a lifetime's start and stop as
-    the pilot measured them."""
+    (plan, the rounds asked when fewer fit). `lifetime_s`: a lifetime's start and stop
+    as the pilot measured them."""
     start = LIFETIME_S if lifetime_s is None else lifetime_s
-    fit_rounds = _rounds_that_fit(plan, seconds_left, reserve, start)
+    fit_rounds = _rounds_that_fit(plan, seconds_left, start)
     shape = (
         f"{len(plan.deployments)} deployment(s) x {len(plan.scenarios) * len(plan.concurrency)} "
         "window(s)"
@@ -177,9 +167,9 @@ def reshaped(
         )
         return plan, None
     if fit_rounds < MIN_ROUNDS <= plan.trials:
-        shorter = _shortened(plan, seconds_left, reserve, start)
+        shorter = _shortened(plan, seconds_left, start)
         if shorter is not None:
-            rounds = min(plan.trials, _rounds_that_fit(shorter, seconds_left, reserve, start))
+            rounds = min(plan.trials, _rounds_that_fit(shorter, seconds_left, start))
             show.line(
                 f"Budget: {rounds} round(s) fit, not the planned {plan.trials}, at windows "
                 f"shortened to {shorter.settings.duration:g} s after {shorter.settings.warmup:g} s "

@@ -195,9 +195,9 @@ def _measured(
     asked = None
     # The planned rounds fitted to the budget at the fitted windows (the pilot measured
     # a lifetime's start and stop); windows as asked are run as asked.
-    if opts.budget is not None and fit is not None and mode.reserve_s(plan, 0.0) is not None:
+    if opts.budget is not None and fit is not None and mode.budgets_rounds:
         left = started + opts.budget - time.monotonic()
-        plan, asked = pilot_fit.reshaped(show, plan, left, mode.reserve_s, fit.lifetime_s)
+        plan, asked = pilot_fit.reshaped(show, plan, left, fit.lifetime_s)
     document, path = record.open_document(selection, opts, plan, resumed, run_id, fit)
     document.plan.trials_asked = asked
     document.status = "running"

@@ -67,11 +67,9 @@ class Mode:
         """Whether a --budget line is printed after the rounds (a search budgets its own)."""
         return True
 
-    def reserve_s(self, plan: Plan, each_s: float) -> float | None:
-        """Rounds in a --budget: the seconds kept out of them for what follows (each_s:
-        a deployment's lifetime), and the planned rounds fitted to the budget before the
-        first window (djbench.run.pilot_fit.reshaped); None: the job plans no rounds."""
-        return None
+    # Its --budget buys rounds: the planned rounds are fitted to the budget before the
+    # first window (djbench.run.pilot_fit.reshaped).
+    budgets_rounds = False
 
     def chosen(self, opts: RunOptions) -> bool:
         """Whether resolved options (a resumed run's) ask for this job: they name it."""

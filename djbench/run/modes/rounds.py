@@ -12,7 +12,6 @@ import time
 from djbench.plan.runplan import RunOptions
 from djbench.run import budget, layouts
 from djbench.run.modes.job import Context
-from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
 from djbench.run.session import TimedMode
 
@@ -26,8 +25,7 @@ class RoundsMode(TimedMode):
             "then the leader's worker/thread layouts)"
         )
 
-    def reserve_s(self, plan: Plan, each_s: float) -> float | None:
-        return layouts.reserve(plan, each_s)  # the leader's layout sweep after the race
+    budgets_rounds = True
 
     def run(self, ctx: Context) -> None:
         bench = ctx.bench
