@@ -15,15 +15,15 @@ layout bounds.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
-import re
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-_SETS_IT = re.compile(r"conn_max_age", re.IGNORECASE)
+_NAME = "conn_max_age"
 
 
 def conn_max_age(alias: str = "default") -> tuple[bool, Any]:
@@ -57,11 +57,29 @@ def where_set() -> str | None:
     """'bakerydemo/settings/base.py:125: DATABASES = {...conn_max_age=500)}', the first
     line of the settings files that sets it, relative to the project; None: not found."""
     for path in _settings_files():
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if _SETS_IT.search(line) and not line.lstrip().startswith("#"):
-                    return f"{_relative(path)}:{number}: {line.strip()}"
+        with contextlib.suppress(OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            text = path.read_text(encoding="utf-8")
+            if (number := _first_use(ast.parse(text))) is not None:
+                return f"{_relative(path)}:{number}: {text.splitlines()[number - 1].strip()}"
     return None
+
+
+def _first_use(tree: ast.AST) -> int | None:
+    """The first line whose code names it: a variable (`conn_max_age = ...`), a keyword
+    (`parse(url, conn_max_age=500)`) or a key (`"CONN_MAX_AGE": 0`); never a comment or
+    a docstring that mentions it."""
+    lines = []
+    for node in ast.walk(tree):
+        name = (
+            node.id if isinstance(node, ast.Name)
+            else node.arg if isinstance(node, ast.keyword)
+            else node.value if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            else None
+        )  # fmt: skip
+        exact = isinstance(node, ast.Constant)
+        if name and (name.lower() == _NAME if exact else _NAME in name.lower()):
+            lines.append(getattr(node, "lineno", None) or 0)
+    return min((n for n in lines if n), default=None)
 
 
 def _relative(path: Path) -> str:

@@ -16,6 +16,7 @@ from djbench.reports import threshold_words
 from djbench.reports.search_words import span
 from djbench.reports.words import say
 from djbench.results.model import Notice
+from djbench.results.plan_model import PlanRecord
 from djbench.verdicts import thresholds
 from djbench.verdicts.answer import Answer, PageAnswer, Versus, answer, pairs_of
 from djbench.verdicts.ranking import CONFIDENCE, gate_leak, rps_interval, unfit
@@ -55,19 +56,27 @@ def layout(pair: Pair) -> str:
     return _workers(pair.entry.workers or 1, pair.entry.threads)
 
 
+def own_notes(pair: Pair, run: Run) -> str:
+    """What a project's own deployment was measured with, said beside its figures: a
+    new connection per request (it closes each), the changes made to run it here."""
+    record = next((o for o in run.plan.own if o.name == pair.entry.own), None)
+    if record is None:
+        return ""
+    said = ""
+    if not record.keep_alive:
+        said += "; closes every connection: measured with a new connection per request"
+    if changed := len(record.changes) - (0 if record.keep_alive else 1):
+        said += f"; {changed} change(s) to run it here, listed in the guide"
+    return said
+
+
 def _yours(found: list[Versus], winner: Pair, run: Run) -> list[str]:
     """How the recommended deployment compares with each of the project's own
     deployments (what the team runs now), paired by round; what djbench changed to run
     it, and a connection per request, said beside it."""
     out = []
-    records = {o.name: o for o in run.plan.own}
     for v in found:
-        head = f"    vs yours, {v.own.label} ({layout(v.own)}"
-        if (record := records.get(v.own.entry.own or "")) is not None:
-            if not record.keep_alive:
-                head += "; closes every connection: measured with a new connection per request"
-            if changed := len(record.changes) - (0 if record.keep_alive else 1):
-                head += f"; {changed} change(s) to run it here, listed in the guide"
+        head = f"    vs yours, {v.own.label} ({layout(v.own)}{own_notes(v.own, run)}"
         head += "): "
         if v.unfit is not None:
             out.append(head + f"not usable here: {_short(say(v.unfit), 50)}")
@@ -160,11 +169,14 @@ def _page_lines(found: PageAnswer, run: Run) -> list[str]:
         line = (
             f"{scenario}: no verdict: the leaders' trials vary too much to rank "
             f"({', '.join(p.label for p in found.ranking.blocked)}); run more rounds "
-            f"(--budget). Highest so far, not a verdict: {top.label} ({layout(top)}) "
+            f"(--budget). Highest so far, not a verdict: {top.label} ({layout(top)}"
+            f"{own_notes(top, run)}) "
             f"{_throughput(top)}"
         )
     else:
-        line = f"{scenario}: use {top.label} ({layout(top)}): {_throughput(top)}"
+        line = (
+            f"{scenario}: use {top.label} ({layout(top)}{own_notes(top, run)}): {_throughput(top)}"
+        )
         if len(found.ranking.winners) > 1:
             line += "; cannot be told from it: " + ", ".join(
                 w.label for w in found.ranking.winners[1:]
@@ -227,6 +239,27 @@ def threshold_lines(run: Run) -> list[str]:
     return out
 
 
+def rounds_done(run: Run) -> str:
+    """The rounds the ranked pairs really got ('2 round(s)', '1-3 round(s)'), never
+    the rounds planned."""
+    counts = [len(p.entry.trials) for p in run.pairs if p.entry.trials and not p.entry.config]
+    if not counts:
+        return "no round"
+    low, high = min(counts), max(counts)
+    return f"{high} round(s)" if low == high else f"{low}-{high} round(s) (the budget cut some)"
+
+
+def more_time(plan: PlanRecord) -> str:
+    """What a further round of the deployments still open would take."""
+    if not plan.still_open or not plan.open_deployments or not plan.lifetime_s:
+        return ""
+    seconds = len(plan.open_deployments) * plan.lifetime_s
+    return (
+        f" (a further round of the {len(plan.open_deployments)} deployment(s) in them: "
+        f"about {seconds:.0f} s; --budget buys rounds)"
+    )
+
+
 def data_lines(run: Run) -> list[str]:
     """What the database pays (a connection per request, measured) and how each
     lifetime's data was made the same, when the run writes."""
@@ -262,13 +295,13 @@ def lines(run: Run) -> list[str]:
     then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
     found = answer(run)
     plan = run.plan
-    rounds = (plan.trials or 0) + plan.rounds_added
     head = (
         f"Answer: {found.deployments} deployment(s), {_layout(run)}, "
-        f"{rounds} round(s); req/s [{CONFIDENCE:.0%} interval over rounds]"
+        f"{rounds_done(run)}; req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
     if plan.budget_s is not None and plan.budget_level is not None:
         head += f"; {len(plan.still_open)} comparison(s) with a leader still open"
+        head += more_time(plan)
     out = [head]
     for page in found.pages:
         out += _page_lines(page, run)

@@ -171,6 +171,14 @@ class PlanRecord(Model):
     capacity_slo_ms: float | None = Field(
         default=None, description="--capacity: the p99 target searched for"
     )
+    open_deployments: list[str] = Field(
+        default_factory=list,
+        description="--budget: the deployments in the comparisons still open at the end",
+    )
+    lifetime_s: float | None = Field(
+        default=None,
+        description="--budget: a deployment's lifetime in the rounds, measured (seconds)",
+    )
     trials_asked: int | None = Field(
         default=None,
         description="--budget: the profile's rounds, when the budget bought fewer at the "

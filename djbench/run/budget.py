@@ -135,5 +135,11 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
         unit = max(unit, (time.monotonic() - begun) / units)
         recorder.save()
         added += 1
-    recorder.document.plan.budget_level = round(level, 6)
+    record = recorder.document.plan
+    record.budget_level = round(level, 6)
+    # What more time would buy: a round of the deployments still open, at a lifetime's
+    # measured length (djbench.reports.answer_words says it in the answer's head).
+    record.open_deployments = sorted({label for q in questions for label in (q.leader, q.other)})
+    starts = len(recorder.document.deployment_rounds)
+    record.lifetime_s = round((time.monotonic() - started) / starts, 1) if starts else None
     return added, still
