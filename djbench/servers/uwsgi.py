@@ -13,6 +13,13 @@ Facts checked with uWSGI 2.0.31:
   is never recycled before --min-worker-lifetime (default 10 s), whatever max-requests
   says.
 - No HTTP/2 (its --https needs an SSL build and serves HTTP/1.1).
+- `http-socket` without `http-keepalive` answers HTTP/1.1 with a Content-Length and no
+  `Connection: close`, then closes the connection: a client that reuses it reads EOF
+  on its next request (wrk counts a read error; djbench's builtin driver resends it).
+  A team's file written so (a proxy in front opens a connection per request) is loaded
+  with a new connection per request (ContainerFile.keep_alive False).
+- A file written for a container (chdir to the image's folder, attach-daemon, a
+  migrate hook, uid) is run from the project: container_file() says each change.
 """
 
 from __future__ import annotations
