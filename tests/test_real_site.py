@@ -295,3 +295,50 @@ def test_on_postgresql_each_lifetime_gets_a_template_copy(
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_planned_round_starts_only_when_the_whole_of_it_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--budget: after the first, a planned round is run whole or not at all, judged by
+    the lifetimes before it without their gates (a fake clock: 10 s a lifetime, 4 s a
+    gate)."""
+    from types import SimpleNamespace
+
+    from djbench.run import runner
+
+    clock = [0.0]
+    runs: list[tuple[str, int]] = []
+
+    def lifetime(bench, deployment, round_index, pending, gates):  # type: ignore[no-untyped-def]
+        gate = 0.0 if deployment.label in gates else 4.0
+        gates[deployment.label] = {}
+        clock[0] += gate + 10.0
+        runs.append((deployment.label, round_index))
+        return gate
+
+    monkeypatch.setattr(runner.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(runner, "_run_deployment", lifetime)
+    monkeypatch.setattr(runner, "known_gates", lambda plan, recorder: {})
+    monkeypatch.setattr(runner, "_pending", lambda *a: [("page", 1)])
+    scenario = Scenario(name="home", endpoint="home", variant="sync", kind="http",
+                        request=Request(path="/"), expect=Expect())  # fmt: skip
+    plan = Plan(
+        deployments=[Deployment(server=SERVERS[n]) for n in ("uwsgi", "uvicorn", "daphne")],
+        scenarios=[scenario], concurrency=[1], trials=3,
+        settings=LoadSettings(duration=1.0, warmup=1.0, driver_cpus=(1,)),
+        driver=DRIVERS["builtin"], health_path="/",
+    )  # fmt: skip
+    said: list[str] = []
+    bench = SimpleNamespace(
+        plan=plan,
+        recorder=SimpleNamespace(trials_in_round=lambda d, r: 0),
+        progress=SimpleNamespace(say=said.append, advance=lambda n, label: None),
+    )
+    # Round 1: 3 x 14 s = 42 s; round 2 would end at 72 s; round 3 at 102 s > 100.
+    begun = runner.run_benchmark(bench, stop_at=100.0, whole_rounds=True)  # type: ignore[arg-type]
+    assert begun == 2 and [r for _, r in runs] == [0, 0, 0, 1, 1, 1]
+    clock[0], runs[:] = 0.0, []
+    # Without whole_rounds, round 3 starts and is cut in its middle (as before).
+    runner.run_benchmark(bench, stop_at=95.0)  # type: ignore[arg-type]
+    assert [r for _, r in runs].count(2) == 2

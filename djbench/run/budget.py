@@ -77,7 +77,17 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
     seconds left out of the race for what follows it (each: a deployment's time)."""
     plan, recorder, progress, deadline = bench.plan, bench.recorder, bench.progress, bench.until
     started = time.monotonic()
-    run_benchmark(bench, stop_at=deadline)
+    begun = run_benchmark(bench, stop_at=deadline, whole_rounds=True)
+    if 0 < begun < plan.trials:  # the next planned round would not have fit: said
+        progress.say(
+            f"budget: {begun} of the {plan.trials} planned round(s) run; the next would "
+            f"not end within the budget at this run's pace ({time.monotonic() - started:.0f} "
+            f"s for {begun}): the race spends what is left"
+        )
+        record = recorder.document.plan
+        record.trials_asked, record.trials = record.trials_asked or plan.trials, begun
+        plan = dataclasses.replace(plan, trials=begun)
+        bench = bench.with_plan(plan)
     took = time.monotonic() - started
     each = took / max(1, plan.trials * len(plan.deployments))
     # A round's cost in units: one per window and one per server lifetime (its start,
@@ -129,10 +139,10 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
             f"{deadline - time.monotonic():.0f} s left; this look tested at {level:.3g}"
         )
         progress.grow(extra.total_trials())
-        begun = time.monotonic()
+        round_began = time.monotonic()
         run_benchmark(bench.with_plan(extra), stop_at=deadline)
         units = extra.total_trials() + len(chosen)
-        unit = max(unit, (time.monotonic() - begun) / units)
+        unit = max(unit, (time.monotonic() - round_began) / units)
         recorder.save()
         added += 1
     record = recorder.document.plan

@@ -30,21 +30,33 @@ from djbench.verdicts.runs import summarise
 
 
 def run_benchmark(
-    bench: Bench, until_round: int | None = None, stop_at: float | None = None
-) -> None:
+    bench: Bench,
+    until_round: int | None = None,
+    stop_at: float | None = None,
+    whole_rounds: bool = False,
+) -> int:
     """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
-    loaded, stopped. `stop_at` (time.monotonic()): no deployment starts that would not
-    end by then, judged by the median length of the deployments before it (the default
-    profile's 10 minutes overran by 7 s when only the start was checked)."""
+    loaded, stopped; the rounds begun. `stop_at` (time.monotonic()): no deployment starts
+    that would not end by then, judged by the median length of the deployments before it
+    (the default profile's 10 minutes overran by 7 s when only the start was checked);
+    `whole_rounds`: after the first, a round starts only when the whole of it would end
+    by then (its deployments at that median length), so that a budget never cuts a
+    planned round in the middle (--budget: djbench.run.budget)."""
     plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     gates = known_gates(plan, recorder)
     dead: set[str] = set()
-    lasted: list[float] = []
+    lasted: list[float] = []  # each deployment's time in this call, its gate included
+    timed: list[float] = []  # the same without its gate (what a later round costs)
     per_round = len(plan.scenarios) * len(plan.concurrency)
+    begun = 0
     for index, order in enumerate(plan.rounds()):
         round_index = plan.first_round + index
         if until_round is not None and round_index >= until_round:
             break
+        whole = len(order) * statistics.median(timed) if timed else 0.0
+        if whole_rounds and stop_at is not None and time.monotonic() + whole >= stop_at:
+            return begun
+        begun += 1
         if plan.trials > 1:  # a plan of one round (--budget's, a halving's) says its own
             progress.say(
                 f"round {round_index + 1} of {plan.first_round + plan.trials}: "
@@ -53,22 +65,25 @@ def run_benchmark(
         for deployment in order:
             usual = statistics.median(lasted) if lasted else 0.0
             if stop_at is not None and time.monotonic() + usual >= stop_at:
-                return
+                return begun
             before = recorder.trials_in_round(deployment, round_index)
             pending = _pending(plan, recorder, deployment, round_index, gates)
             if deployment.label not in dead and pending:
                 began = time.monotonic()
+                gate_s = 0.0
                 try:
-                    _run_deployment(bench, deployment, round_index, pending, gates)
+                    gate_s = _run_deployment(bench, deployment, round_index, pending, gates)
                 except ServerError as exc:
                     dead.add(deployment.label)
                     _record_failure(plan, recorder, deployment, str(exc))
                     progress.say(f"{deployment.label} failed: {exc}")
                 lasted.append(time.monotonic() - began)
+                timed.append(lasted[-1] - gate_s)
             # Trials advanced the bar one by one; slots not run in this round
             # (incompatible, failed, already done) count as done now.
             ran = recorder.trials_in_round(deployment, round_index) - before
             progress.advance(per_round - ran, "")
+    return begun
 
 
 def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, GateVerdict]]:
@@ -174,16 +189,21 @@ def _run_deployment(
     round_index: int,
     pending: list[tuple[Scenario, int]],
     gates: dict[str, dict[str, GateVerdict]],
-) -> None:
+) -> float:
+    """Gated first when not yet (in a lifetime of its own), then loaded: the seconds
+    its gate took (0 when it had one already)."""
     plan, recorder, progress, log_dir = bench.plan, bench.recorder, bench.progress, bench.logs
+    gate_s = 0.0
     if deployment.label not in gates:
         # The verify gate gets a server lifetime of its own: it calls every scenario
         # once, which would otherwise leave its memory and warm caches for round 1's
         # trials only (a scenario keeping 50 MiB showed on every scenario after it).
+        gated = time.monotonic()
         gates[deployment.label] = _gate_alone(bench, deployment)
+        gate_s = time.monotonic() - gated
         pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
         if not pending:
-            return  # nothing passed the gate: no timed lifetime to start
+            return gate_s  # nothing passed the gate: no timed lifetime to start
     with deploy(bench.project, deployment, bench.run_dir, plan.health_path) as live:
         record = DeploymentRound(
             deployment=deployment.label,
@@ -217,6 +237,7 @@ def _run_deployment(
             if key in recorder.entries and recorder.entries[key].trials:
                 summarise(recorder.entries[key], recorder.rounds_of(deployment))
     recorder.save()
+    return gate_s
 
 
 def _one_trial(

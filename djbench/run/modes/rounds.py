@@ -40,6 +40,7 @@ class RoundsMode(TimedMode):
         record.layouts = layouts.sweep(
             bench,
             each_s=(time.monotonic() - began) / starts,
-            round_index=bench.plan.first_round + bench.plan.trials + added,
+            # After the rounds run (a planned round that would not fit is not run).
+            round_index=bench.plan.first_round + (record.trials or bench.plan.trials) + added,
         )
         bench.recorder.save()
