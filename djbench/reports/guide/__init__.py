@@ -132,13 +132,13 @@ def markdown(run: Run, cost: Run | None = None) -> str:
     out = [
         f"# Deployment guide for run {run.run_id}",
         "",
-        f"Measured on {env.cpu_model or '?'} ({env.cpu_count or '?'} CPUs), "
-        f"Python {env.python or '?'}, Django {env.django or '?'}, database "
-        f"{db.vendor or '?'}, channel layer {env.channel_layer or '?'}; "
+        f"Measured on {env.cpu_model or 'an unnamed CPU'} ({env.cpu_count or 'unknown'} "
+        f"CPUs), Python {env.python or 'unknown'}, Django {env.django or 'unknown'}, "
+        f"database {db.vendor or 'unknown'}, channel layer {env.channel_layer or 'none'}; "
         f"{answer.layouts(run)}, server CPUs "
         f"{plan.server_cpus or 'unpinned'}, "
-        f"driver CPUs {plan.driver_cpus or 'unpinned'}, {plan.trials or '?'} "
-        f"trials of {plan.duration or '?'} s with {plan.driver or '?'}.",
+        f"driver CPUs {plan.driver_cpus or 'unpinned'}, {answer.rounds_done(run)} "
+        f"of {plan.duration or 'unset'} s windows with {plan.driver or 'its driver'}.",
         "These recommendations hold for this project on this machine with these settings; "
         "measure yours with `python manage.py runbench`.",
         "",
