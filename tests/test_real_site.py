@@ -347,3 +347,15 @@ def test_a_planned_round_starts_only_when_the_whole_of_it_fits(
     # Without whole_rounds, round 3 starts and is cut in its middle (as before).
     runner.run_benchmark(bench, stop_at=95.0)  # type: ignore[arg-type]
     assert [r for _, r in runs].count(2) == 2
+
+
+def test_a_copy_that_fails_fails_that_server_s_start_in_a_sentence() -> None:
+    from djbench.launch.process import ServerError
+
+    def refused() -> str:
+        raise OSError("No space left on device")
+
+    state = datastate.DataState(DataRecord(method="copied", vendor="sqlite"), refused)
+    with pytest.raises(ServerError, match="could not be copied for this lifetime: No space"):
+        state.fresh()
+    assert datastate.ENV not in datastate.os.environ and state.record.lifetimes == 0

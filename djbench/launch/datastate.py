@@ -29,24 +29,16 @@ import contextlib
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from djbench.apps import DATABASE_NAME_VARIABLE
 from djbench.launch import dbsessions
+from djbench.launch.process import ServerError
 from djbench.results.plan_model import DataRecord
 
-ENV = "DJBENCH_DATABASE_NAME"  # read by djbench.apps in a server runbench started
-
-
-def override_settings() -> None:
-    """In a server runbench started: the default database is the lifetime's copy."""
-    name = os.environ.get(ENV)
-    if name:
-        from django.conf import settings
-
-        settings.DATABASES["default"]["NAME"] = name
+ENV = DATABASE_NAME_VARIABLE  # read by djbench.apps in a server runbench started
 
 
 @dataclass
@@ -54,15 +46,21 @@ class DataState:
     """How each lifetime's data is made the same: `fresh()` before every server start."""
 
     record: DataRecord
-    _make: Any = None  # () -> the copy's name, for DJBENCH_DATABASE_NAME
-    _drop: list[Any] = field(default_factory=list)
+    _make: Callable[[], str] | None = None  # the copy's name, for DJBENCH_DATABASE_NAME
+    _drop: list[Callable[[], None]] = field(default_factory=list)
 
     def fresh(self) -> None:
         """A fresh copy of the snapshot for the next server (its name in the
-        environment the servers start with)."""
+        environment the servers start with). A copy that fails fails that server's
+        start (a finding for its deployment; the run goes on), never on shared data."""
         if self._make is None:
             return
-        os.environ[ENV] = self._make()
+        try:
+            os.environ[ENV] = self._make()
+        except Exception as exc:  # a database error, a full disk
+            os.environ.pop(ENV, None)
+            reason = " ".join(str(exc).split())[:300]
+            raise ServerError(f"the data could not be copied for this lifetime: {reason}") from exc
         self.record.lifetimes += 1
 
     def close(self) -> None:

@@ -52,12 +52,9 @@ def connect(conninfo: dict[str, Any]) -> Any:
     return psycopg.connect(**conninfo, autocommit=True, connect_timeout=5)
 
 
-_connect = connect
-
-
 def held(conninfo: dict[str, Any], application_name: str) -> int | None:
     try:
-        with _connect(conninfo) as conn:
+        with connect(conninfo) as conn:
             return _count(conn, application_name)
     except Exception:  # psycopg missing or the database unreachable: no reading
         return None
@@ -93,7 +90,7 @@ def limit(conninfo: dict[str, Any], application_name: str) -> tuple[int, int] | 
     CONNECTION LIMIT and the database's, the one with the least room left. The role and
     database are the server's sessions' (the probe's own when it holds none)."""
     try:
-        with _connect(conninfo) as conn:
+        with connect(conninfo) as conn:
             row = conn.execute(LIMIT_QUERY, {"name": application_name}).fetchone()
     except Exception:
         return None
@@ -110,7 +107,7 @@ def release(conninfo: dict[str, Any] | None, application_name: str) -> tuple[int
     if conninfo is None:
         return 0, 0
     try:
-        with _connect(conninfo) as conn:
+        with connect(conninfo) as conn:
             first = left = _count(conn, application_name)
             deadline = time.monotonic() + RELEASE_WAIT_S
             while left and time.monotonic() < deadline:

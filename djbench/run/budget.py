@@ -69,25 +69,33 @@ def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
     return short
 
 
+def planned_rounds(bench: Bench) -> Bench:
+    """The planned rounds, each run whole or not at all before the bench's deadline;
+    the bench for the rounds that ran (fewer than planned: said and recorded)."""
+    plan, recorder = bench.plan, bench.recorder
+    started = time.monotonic()
+    begun = run_benchmark(bench, stop_at=bench.until, whole_rounds=True)
+    if not 0 < begun < plan.trials:
+        return bench
+    bench.progress.say(
+        f"budget: {begun} of the {plan.trials} planned round(s) run; the next would "
+        f"not end within the budget at this run's pace ({time.monotonic() - started:.0f} "
+        f"s for {begun}): the race spends what is left"
+    )
+    record = recorder.document.plan
+    record.trials_asked, record.trials = record.trials_asked or plan.trials, begun
+    return bench.with_plan(dataclasses.replace(plan, trials=begun))
+
+
 def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tuple[int, list[str]]:
     """The planned rounds, then rounds for open questions until the bench's deadline
     (time.monotonic()); (rounds added, questions still open). An added round starts only
     when the whole of it fits before the deadline (judged by the rounds before it), so
     every deployment of a round has its trial and the round stays paired. `keep(each)`:
     seconds left out of the race for what follows it (each: a deployment's time)."""
-    plan, recorder, progress, deadline = bench.plan, bench.recorder, bench.progress, bench.until
     started = time.monotonic()
-    begun = run_benchmark(bench, stop_at=deadline, whole_rounds=True)
-    if 0 < begun < plan.trials:  # the next planned round would not have fit: said
-        progress.say(
-            f"budget: {begun} of the {plan.trials} planned round(s) run; the next would "
-            f"not end within the budget at this run's pace ({time.monotonic() - started:.0f} "
-            f"s for {begun}): the race spends what is left"
-        )
-        record = recorder.document.plan
-        record.trials_asked, record.trials = record.trials_asked or plan.trials, begun
-        plan = dataclasses.replace(plan, trials=begun)
-        bench = bench.with_plan(plan)
+    bench = planned_rounds(bench)
+    plan, recorder, progress, deadline = bench.plan, bench.recorder, bench.progress, bench.until
     took = time.monotonic() - started
     each = took / max(1, plan.trials * len(plan.deployments))
     # A round's cost in units: one per window and one per server lifetime (its start,
