@@ -47,7 +47,8 @@ def check_query_count_middleware(
         checks.Warning(
             f"{MIDDLEWARE_PATH} is not in MIDDLEWARE.",
             hint="Add it first in MIDDLEWARE so that the verify gate can check query counts; "
-            "without it, scenarios that declare a query count are reported as failed.",
+            "without it, a scenario that pins a count (queries = N) fails the gate and a "
+            "range (queries = [low, high]) is not checked (docs/reference/scenarios.md).",
             id="djbench.W001",
         )
     ]

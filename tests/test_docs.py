@@ -65,3 +65,28 @@ def test_the_readme_is_short_and_its_links_exist() -> None:
     assert len(readme.splitlines()) <= 250
     for target in re.findall(r"\]\(((?:docs/)[^)#]+)", readme):
         assert (ROOT / target).exists(), target
+
+
+def test_the_scenario_file_reference_is_generated_from_its_models() -> None:
+    """Every key a scenario file may hold is on the page, as its model says it."""
+    from djbench.plan import scenario_reference
+    from djbench.plan.scenario_file import QUERY_COUNT
+
+    written = (ROOT / "docs" / "reference" / "scenarios.md").read_text()
+    assert written == scenario_reference.reference(), (
+        f"regenerate it: {scenario_reference.REFERENCE_COMMAND}"
+    )
+    for _, model in scenario_reference.TABLES:
+        for name, field in model.model_fields.items():
+            assert f"| `{field.alias or name}` |" in written
+    assert QUERY_COUNT in written
+
+
+def test_the_example_of_the_scenario_reference_loads(tmp_path: Path) -> None:
+    from djbench.plan import scenario_reference, scenarios
+
+    path = tmp_path / "example.toml"
+    path.write_text(scenario_reference.EXAMPLE)
+    loaded = scenarios.load(path)
+    assert loaded.names() == ["home", "movie", "search", "traffic"]
+    assert loaded.select(["search"])[0].writes  # a POST writes

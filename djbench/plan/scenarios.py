@@ -18,12 +18,19 @@ import json
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from djbench.plan import scenario_errors
 from djbench.plan.owncommands import OwnCommand
+from djbench.plan.scenario_file import (
+    ExpectKeys,
+    FileKeys,
+    RequestKeys,
+    ScenarioKeys,
+    ThresholdKeys,
+)
 
 SCHEMA_VERSION = 1
 Kind = Literal["http", "websocket"]
@@ -31,7 +38,6 @@ Kind = Literal["http", "websocket"]
 # or inferred: websocket; sync-orm / async-orm (declares SQL queries); sync-io /
 # async-io (path or name mentions sleep); trivial otherwise.
 WORKLOADS = ("trivial", "sync-orm", "async-orm", "sync-io", "async-io", "websocket")
-Workload = Literal["trivial", "sync-orm", "async-orm", "sync-io", "async-io", "websocket"]
 Parity = Literal["body", "shape", "none"]
 
 
@@ -210,99 +216,7 @@ class ScenarioFile:
         return [known[n] for n in names]
 
 
-# --- the file's own shape, validated strictly (unknown keys and wrong types refused) ---
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _ExpectRaw(_Strict):
-    status: int = 200
-    content_type: str | None = None
-    json_: Literal["object", "list"] | None = Field(default=None, alias="json")
-    keys: list[str] = []
-    length: int | None = None
-    contains: list[str] = []
-    not_contains: list[str] = []
-    # A count (pinned), or [low, high]: the steady range benchinit measured.
-    queries: (
-        int | Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=2, max_length=2)] | None
-    ) = None
-
-
-class _RequestFields(_Strict):
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] = "GET"
-    body: str | dict[str, Any] | list[Any] | None = None
-    content_type: str | None = None
-    headers: dict[str, str] = {}
-    cookies: dict[str, str] = {}
-    # Requests cycle over these (ids, slugs...); `path` is verified and listed first.
-    paths: list[Annotated[str, Field(pattern=r"^/")]] = Field(default=[], max_length=1000)
-
-
-class _RequestRaw(_RequestFields):
-    path: str = Field(pattern=r"^/")
-
-
-class _ThresholdsRaw(_Strict):
-    p99_ms: float | None = Field(default=None, gt=0)
-    error_rate: float | None = Field(default=None, ge=0, le=1)
-    peak_pss_mib: float | None = Field(default=None, gt=0)
-    capacity_per_core: float | None = Field(default=None, gt=0)
-    max_slowdown: float | None = Field(default=None, gt=0, lt=1)
-
-
-class _CheckRaw(_RequestRaw):
-    label: str | None = None
-    expect: _ExpectRaw = _ExpectRaw()
-
-
-class _ScenarioRaw(_RequestFields):
-    name: str = Field(min_length=1)
-    path: str | None = Field(default=None, pattern=r"^/")  # required unless a mix
-    mix: dict[str, Annotated[float, Field(gt=0)]] | None = Field(default=None, min_length=1)
-    endpoint: str | None = None
-    variant: str = ""
-    kind: Literal["http", "websocket"] = "http"
-    description: str = ""
-    interfaces: list[Literal["wsgi", "asgi"]] | None = None
-    parity: Literal["body", "shape", "none"] = "body"
-    parity_ignore: list[str] = []
-    checks: list[_CheckRaw] = []
-    message: str = "djbench"
-    ws_mode: Literal["echo", "broadcast"] = "echo"
-    workload: Workload | None = None
-    user: str | None = Field(default=None, min_length=1)
-    csrf: bool = False
-    writes: bool = False
-    expect: _ExpectRaw = _ExpectRaw()
-    thresholds: _ThresholdsRaw = _ThresholdsRaw()
-
-
-class _DeploymentRaw(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    server: str = Field(min_length=1)  # the registry entry it is measured as
-    command: str = Field(min_length=1)
-    found_in: str = ""
-    workers: int | None = Field(default=None, ge=1)
-    threads: int | None = Field(default=None, ge=1)
-    config: str | None = None
-    changes: list[str] = []
-    keep_alive: bool = True
-
-
-class _FileRaw(_Strict):
-    version: Literal[1]
-    health_path: str = Field(default="/", pattern=r"^/")
-    profiles: dict[str, list[str]] = {}
-    headers: dict[str, str] = {}  # every request's, unless a scenario says its own
-    thresholds: _ThresholdsRaw = _ThresholdsRaw()  # every scenario's, unless it says its own
-    scenario: list[_ScenarioRaw] = Field(min_length=1)
-    deployment: list[_DeploymentRaw] = []
-
-
-def _request(raw: _RequestFields, path: str, common: dict[str, str] | None = None) -> Request:
+def _request(raw: RequestKeys, path: str, common: dict[str, str] | None = None) -> Request:
     """A request of the file to `path`, the file-wide `headers` under its own (names
     compared without case)."""
     body = raw.body
@@ -325,7 +239,7 @@ def _request(raw: _RequestFields, path: str, common: dict[str, str] | None = Non
     )
 
 
-def _expect(raw: _ExpectRaw) -> Expect:
+def _expect(raw: ExpectKeys) -> Expect:
     pinned = raw.queries if isinstance(raw.queries, int) else None
     span = None
     if isinstance(raw.queries, list):
@@ -344,14 +258,14 @@ def _expect(raw: _ExpectRaw) -> Expect:
     )
 
 
-def _thresholds(default: _ThresholdsRaw, own: _ThresholdsRaw) -> Thresholds:
+def _thresholds(default: ThresholdKeys, own: ThresholdKeys) -> Thresholds:
     """The file's [thresholds], each key overridden by the scenario's own."""
     given = {**default.model_dump(exclude_none=True), **own.model_dump(exclude_none=True)}
     return Thresholds(**given)
 
 
 def _scenario(
-    raw: _ScenarioRaw, default: _ThresholdsRaw, common: dict[str, str] | None = None
+    raw: ScenarioKeys, default: ThresholdKeys, common: dict[str, str] | None = None
 ) -> Scenario:
     checks = tuple(
         Check(
@@ -384,7 +298,7 @@ def _scenario(
     )
 
 
-def _infer_workload(raw: _ScenarioRaw) -> str:
+def _infer_workload(raw: ScenarioKeys) -> str:
     if raw.kind == "websocket":
         return "websocket"
     variant = "async" if raw.variant.startswith("async") else "sync"
@@ -397,7 +311,7 @@ def _infer_workload(raw: _ScenarioRaw) -> str:
     return "trivial"
 
 
-def _scenarios(path: Path, raw: _FileRaw) -> tuple[Scenario, ...]:
+def _scenarios(path: Path, raw: FileKeys) -> tuple[Scenario, ...]:
     """The file's scenarios in its order, mixes built from the others."""
     plain: dict[str, Scenario] = {}
     for index, item in enumerate(raw.scenario):
@@ -432,7 +346,7 @@ def load(path: Path) -> ScenarioFile:
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path} is not valid TOML: {exc}") from None
     try:
-        raw = _FileRaw.model_validate(data)
+        raw = FileKeys.model_validate(data)
     except ValidationError as exc:
         errors = exc.errors()
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
@@ -461,7 +375,7 @@ def load(path: Path) -> ScenarioFile:
 # --- mixes: a scenario that is a weighted mix of others (`mix = {home = 40, blog = 30}`)
 
 
-def _mix(raw: _ScenarioRaw, known: dict[str, Scenario], thresholds: Thresholds) -> Scenario:
+def _mix(raw: ScenarioKeys, known: dict[str, Scenario], thresholds: Thresholds) -> Scenario:
     """The mix `raw` declares, its pages taken from `known` (the file's plain scenarios);
     ValueError says what is wrong in one sentence."""
     assert raw.mix is not None
