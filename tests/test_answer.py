@@ -69,16 +69,21 @@ def test_many_ruled_out_are_cut_to_the_limit_and_counted(tmp_path: Path) -> None
     assert re.search(r"\.\.\. and \d+ more", said[-1])
 
 
-def test_trade_offs_draw_starved_and_invalid_pairs_apart(tmp_path: Path) -> None:
+def test_trade_offs_say_starved_and_invalid_pairs_apart(tmp_path: Path) -> None:
     run = load_run(write(tmp_path, "r", starved_uwsgi()))
-    points, apart = tradeoffs.split(run.by_scenario("health-sync"), "pss_peak", many=False)
-    assert set(points) == {"gunicorn-sync", "granian-wsgi"} and set(apart) == {"uwsgi"}
-    assert efficient(points) == {"gunicorn-sync"}  # faster and smaller
+    spots, apart = tradeoffs.split(run.by_scenario("health-sync"), "pss_peak", many=False)
+    assert set(spots) == {"gunicorn-sync", "granian-wsgi"}
+    assert [p.label for p in apart] == ["uwsgi"]
+    assert efficient({n: (s.x, s.y) for n, s in spots.items()}) == {"gunicorn-sync"}
     # A deployment unfit on another scenario is drawn with the rest here (issue 54).
-    points, apart = tradeoffs.split(run.by_scenario("movies-sync"), "p99", many=False)
-    assert set(points) == {"gunicorn-sync"} and set(apart) == set()
-    ids = re.findall(r'<section id="([^"]+)"', report.html([run]))
-    assert ids[0] == "answer"
+    spots, apart = tradeoffs.split(run.by_scenario("movies-sync"), "p99", many=False)
+    assert set(spots) == {"gunicorn-sync"}
+    assert {p.label for p in apart} == {"uwsgi", "gunicorn-gevent"}  # invalid here
+    html = report.html([run])
+    ids = re.findall(r'<section id="([^"]+)"', html)
+    assert ids[:3] == ["decision", "not-recommended", "answer"]
+    # The unfit deployment is said under the chart, never drawn among the ranked.
+    assert "Not ranked on this page: uwsgi (served" in html
     assert "tradeoff-health-sync" in ids
     assert ids.index("tradeoff-health-sync") < ids.index("scenario-health-sync")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import io
+from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -74,8 +75,18 @@ def hbar(
     return _svg(fig)
 
 
-def grouped(title: str, labels: list[str], series: dict[str, list[float]], unit: str) -> str:
-    """Grouped horizontal bars: one group per label, one bar per series."""
+Span = tuple[float, float] | None
+
+
+def grouped(
+    title: str,
+    labels: list[str],
+    series: dict[str, list[float]],
+    unit: str,
+    spans: dict[str, list[Span]] | None = None,
+) -> str:
+    """Grouped horizontal bars: one group per label, one bar per series, each with its
+    interval as a whisker where `spans` gives one."""
     height = max(1.8, 0.22 * len(labels) * len(series) + 0.8)
     fig, ax = _pyplot().subplots(figsize=(7.5, height))
     n = len(series)
@@ -84,7 +95,14 @@ def grouped(title: str, labels: list[str], series: dict[str, list[float]], unit:
         ys = [
             len(labels) - 1 - j + (n - 1 - i) * width - 0.4 + width / 2 for j in range(len(labels))
         ]
-        ax.barh(ys, values, height=width, label=name)
+        ranges = (spans or {}).get(name)
+        xerr = None
+        if ranges is not None:
+            xerr = [
+                [max(0.0, v - r[0]) if r else 0.0 for v, r in zip(values, ranges, strict=True)],
+                [max(0.0, r[1] - v) if r else 0.0 for v, r in zip(values, ranges, strict=True)],
+            ]
+        ax.barh(ys, values, height=width, label=name, xerr=xerr, ecolor="#333333", capsize=1.5)
     ax.set_yticks(list(range(len(labels)))[::-1], labels)
     ax.set_xlabel(unit)
     ax.set_title(title, loc="left")
@@ -175,41 +193,95 @@ def timeline(
     return _svg(fig)
 
 
-Points = dict[str, tuple[float, float]]
+@dataclass(frozen=True)
+class Spot:
+    """A deployment's point on a trade-off: each coordinate with its interval (None:
+    one trial, no interval)."""
+
+    x: float
+    y: float
+    x_range: tuple[float, float] | None = None
+    y_range: tuple[float, float] | None = None
+
+
+Colour = tuple[float, float, float, float]  # RGBA, as a colormap gives it
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+
+
+def _style(index: int, count: int) -> tuple[Colour, str]:
+    """A deployment's colour and marker, told apart up to twenty and beyond."""
+    import matplotlib
+
+    palette = matplotlib.colormaps["tab10" if count <= 10 else "tab20"]
+    colour = palette(index % palette.N)
+    return colour, MARKERS[index % len(MARKERS)]
+
+
+def _error(value: float, span: tuple[float, float] | None) -> list[list[float]] | None:
+    if span is None:
+        return None
+    return [[max(0.0, value - span[0])], [max(0.0, span[1] - value)]]
 
 
 def _scatter_panel(
-    ax: Axes, points: Points, efficient: set[str], apart: Points, axes: tuple[str, str]
+    ax: Axes, spots: dict[str, Spot], efficient: set[str], styles: dict[str, tuple[Colour, str]]
 ) -> None:
-    for name, (x, y) in points.items():
-        filled = "#4C72B0" if name in efficient else "white"
-        ax.plot([x], [y], marker="o", markersize=7, color="#4C72B0", markerfacecolor=filled)
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 3), fontsize=7)
-    front = sorted(points[n] for n in efficient if n in points)
-    if len(front) > 1:
-        ax.plot([p[0] for p in front], [p[1] for p in front], color="#4C72B0", linewidth=0.8)
-    for name, (x, y) in apart.items():
-        ax.plot([x], [y], marker="x", markersize=7, color="#999999", linestyle="none")
-        ax.annotate(
-            f"{name} (not ranked)",
-            (x, y),
-            textcoords="offset points",
-            xytext=(5, -9),
-            fontsize=7,
-            color="#777777",
+    for name, spot in spots.items():
+        colour, marker = styles[name]
+        ax.errorbar(
+            [spot.x],
+            [spot.y],
+            xerr=_error(spot.x, spot.x_range),
+            yerr=_error(spot.y, spot.y_range),
+            marker=marker,
+            markersize=7,
+            color=colour,
+            markerfacecolor=colour if name in efficient else "white",
+            ecolor=colour,
+            elinewidth=0.9,
+            capsize=2,
+            linestyle="none",
         )
-    ax.set_xlabel(axes[0])
-    ax.set_ylabel(axes[1])
+    front = sorted((spots[n].x, spots[n].y) for n in efficient if n in spots)
+    if len(front) > 1:
+        ax.plot([p[0] for p in front], [p[1] for p in front], color="#999999", linewidth=0.8)
 
 
-def scatters(title: str, panels: list[tuple[Points, set[str], Points, tuple[str, str]]]) -> str:
+def _log_y(ax: Axes) -> None:
+    """A log scale labelled in plain figures (1, 2, 5 a decade), no minor labels."""
+    from matplotlib import ticker
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def scatters(title: str, panels: list[tuple[dict[str, Spot], set[str], tuple[str, str]]]) -> str:
     """Side by side, one panel per trade-off: a point per deployment (x: req/s, y: a
-    cost), labelled; the efficient ones (no other both faster and cheaper) filled and
-    joined; the pairs that may not be ranked drawn apart as grey crosses."""
-    fig, axes = _pyplot().subplots(1, len(panels), figsize=(7.5 if len(panels) == 1 else 11, 3.8))
-    for ax, (points, efficient, apart, names) in zip(
+    cost) with its intervals as error bars on both axes; the efficient ones (no other
+    both faster and cheaper) filled and joined. The deployments are named in one legend
+    beside the panels (a colour and marker each), never by labels on the points, which
+    overlap as soon as two deployments are close."""
+    names = list(dict.fromkeys(n for spots, _, _ in panels for n in spots))
+    styles = {n: _style(i, len(names)) for i, n in enumerate(names)}
+    width = 8.5 if len(panels) == 1 else 12
+    fig, axes = _pyplot().subplots(
+        1, len(panels), figsize=(width, max(3.6, 0.2 * len(names) + 1)), layout="constrained"
+    )
+    for ax, (spots, efficient, labels) in zip(
         [axes] if len(panels) == 1 else list(axes), panels, strict=True
     ):
-        _scatter_panel(ax, points, efficient, apart, names)
-    fig.suptitle(title + " (filled: efficient; x: not ranked)", x=0.02, ha="left", fontsize=10)
+        _scatter_panel(ax, spots, efficient, styles)
+        ys = [s.y for s in spots.values() if s.y > 0]
+        if ys and max(ys) > 10 * min(ys):  # one slow deployment would flatten the rest
+            _log_y(ax)
+        ax.set_xlabel(labels[0])
+        ax.set_ylabel(labels[1])
+    handles = [
+        _pyplot().Line2D([], [], marker=styles[n][1], color=styles[n][0], linestyle="none")
+        for n in names
+    ]
+    fig.legend(handles, names, loc="outside right upper", fontsize=7, frameon=False)
+    fig.suptitle(title + " (95% intervals; filled: efficient)", x=0.02, ha="left", fontsize=10)
     return _svg(fig)

@@ -11,8 +11,10 @@ from django.utils.safestring import mark_safe
 
 from djbench.reports import answer_words as answer
 from djbench.reports import charts, cost_output
+from djbench.reports.decisions import decision_section, not_recommended_section
 from djbench.reports.held_words import exceptions_text, growth_text, restarts_text
 from djbench.reports.hop_words import hop_advice, hop_causes
+from djbench.reports.layout_sections import layout_sections
 from djbench.reports.mix_output import mix_sections
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
@@ -20,8 +22,13 @@ from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import broadcast_text, budget_text, md_cell, md_text, say, ws_short
 from djbench.servers import caddy
 from djbench.verdicts.held import held
-from djbench.verdicts.ranking import cause, unfit
+from djbench.verdicts.ranking import cause, rps_interval, unfit
 from djbench.verdicts.runs import Pair, Run, broadcast_rates, failures
+from djbench.verdicts.thresholds import t_interval
+
+
+def ranked(pair: Pair) -> bool:
+    return pair.ok and unfit(pair) is None
 
 
 def scenario_sections(runs: list[Run]) -> list[Section]:
@@ -31,18 +38,20 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
     for scenario in scenarios:
         # Starved or invalid pairs are never drawn or tabled among the valid ones: they
         # are in the trade-offs apart, and in "Not ranked".
-        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok and unfit(p) is None]
+        pairs = [p for run in runs for p in answer.pairs_of(run, scenario) if ranked(p)]
         if not pairs:
             continue
         pairs.sort(key=lambda p: -(p.median("rps") or 0))
         labels = [label_of(p, many) for p in pairs]
         rps = [p.median("rps") or 0 for p in pairs]
-        low = [min(p.series("rps")) for p in pairs]
-        high = [max(p.series("rps")) for p in pairs]
+        spans = [rps_interval(p) for p in pairs]
+        low = [span[0] if span else v for span, v in zip(spans, rps, strict=True)]
+        high = [span[1] if span else v for span, v in zip(spans, rps, strict=True)]
         section = Section(
             id=f"scenario-{scenario}",
             title=f"Throughput: {scenario}",
-            intro="Median req/s over trials; whiskers span the slowest and fastest trial.",
+            intro="Median req/s over rounds; whiskers are the 95% interval over rounds "
+            "(none: one round, no interval).",
             svg=mark_safe(charts.hbar(f"{scenario}: req/s", labels, rps, "req/s", low, high)),
             headers=[
                 "server",
@@ -50,6 +59,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                 "conc.",
                 "trials",
                 "req/s median",
+                "95% interval",
                 "min-max",
                 "p50 ms",
                 "p99 ms",
@@ -68,6 +78,7 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
                     str(p.concurrency or "-"),
                     str(len(p.valid_trials)),
                     number(p.median("rps")),
+                    _span(rps_interval(p)),
                     f"{min(p.series('rps')):,.0f}-{max(p.series('rps')):,.0f}",
                     number(p.median("p50"), 2),
                     number(p.median("p99"), 2),
@@ -84,12 +95,16 @@ def scenario_sections(runs: list[Run]) -> list[Section]:
     return sections
 
 
+def _span(span: tuple[float, float] | None, digits: int = 0) -> str:
+    return "one round" if span is None else f"{span[0]:,.{digits}f}-{span[1]:,.{digits}f}"
+
+
 def latency_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
     sections = []
     scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
     for scenario in scenarios:
-        pairs = [p for run in runs for p in run.by_scenario(scenario) if p.ok and unfit(p) is None]
+        pairs = [p for run in runs for p in answer.pairs_of(run, scenario) if ranked(p)]
         levels = sorted({p.concurrency or 0 for p in pairs})
         if not pairs:
             continue
@@ -116,16 +131,18 @@ def latency_sections(runs: list[Run]) -> list[Section]:
             )
         else:
             names = list(by_server)
-            section.intro = "One concurrency level was run: p50 and p99 side by side."
+            at = {n: by_server[n][levels[0]] for n in names}
+            section.intro = (
+                "One concurrency level was run: p50 and p99 side by side, medians over "
+                "rounds with their 95% interval (none: one round)."
+            )
             section.svg = mark_safe(
                 charts.grouped(
                     f"{scenario}: latency at concurrency {levels[0]}",
                     names,
-                    {
-                        "p50": [by_server[n][levels[0]].median("p50") or 0 for n in names],
-                        "p99": [by_server[n][levels[0]].median("p99") or 0 for n in names],
-                    },
+                    {m: [at[n].median(m) or 0 for n in names] for m in ("p50", "p99")},
                     "ms",
+                    {m: [t_interval(at[n].series(m)) for n in names] for m in ("p50", "p99")},
                 )
             )
         for name, by_level in by_server.items():
@@ -636,8 +653,11 @@ def build(runs: list[Run]) -> list[Section]:
         return [*cost_sections(counted), environment_section(counted)]
     sections: list[Section] = [
         *cost_sections(counted),
+        decision_section(runs),
+        *([bad] if (bad := not_recommended_section(runs)) is not None else []),
         answer_section(runs),
         *tradeoff_sections(runs),
+        *layout_sections(runs),
         *version_sections(runs),
         *capacity_sections(runs),
         *sweep_sections(runs),

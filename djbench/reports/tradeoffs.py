@@ -1,8 +1,8 @@
 """The report's first screen: the run's answer, then per scenario the trade-offs people
 weigh (throughput against p99, throughput against peak memory), one point per
-deployment, the efficient ones marked and the pairs that may not be ranked drawn apart
-(djbench.verdicts.ranking's rule: a deployment unfit on a scenario is drawn apart on
-that scenario only). Reads results files only."""
+deployment with its intervals, the efficient ones marked, and the pairs that may not be
+ranked named under the chart (djbench.verdicts.ranking's rule: a deployment unfit on a
+scenario is said under that scenario's chart only). Reads results files only."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from django.utils.safestring import mark_safe
 
 from djbench.reports import answer_words as answer
 from djbench.reports import charts
+from djbench.reports.answer_words import finding_text
+from djbench.reports.charts import Spot
 from djbench.reports.sections import Section
-from djbench.verdicts.ranking import efficient, unfit
-from djbench.verdicts.runs import Pair, Run, trial_value
+from djbench.verdicts.ranking import CONFIDENCE, efficient, unfit
+from djbench.verdicts.runs import Pair, Run
+from djbench.verdicts.thresholds import t_interval
 
 # Each trade-off: its title, and the cost axis with the metric it reads (lower is better).
 COSTS = (
@@ -23,35 +26,31 @@ COSTS = (
 )
 
 
-def _point(pair: Pair, metric: str) -> tuple[float, float] | None:
-    """req/s and the cost, medians over the pair's trials (valid or not: a pair drawn
-    apart is drawn where it was measured)."""
-    trials = pair.valid_trials or pair.entry.trials
-    xs = [t.rps for t in trials if t.rps]
-    ys = [v for t in trials if (v := trial_value(t, metric)) is not None]
+def _spot(pair: Pair, metric: str) -> Spot | None:
+    """req/s and the cost, medians over the pair's valid trials, each with its 95%
+    interval over rounds (djbench.verdicts.thresholds.t_interval, as the answer's)."""
+    xs, ys = pair.series("rps"), pair.series(metric)
     if not xs or not ys:
         return None
-    return statistics.median(xs), statistics.median(ys)
+    return Spot(
+        statistics.median(xs),
+        statistics.median(ys),
+        t_interval(xs, CONFIDENCE),
+        t_interval(ys, CONFIDENCE),
+    )
 
 
-Points = dict[str, tuple[float, float]]
-
-
-def split(pairs: list[Pair], metric: str, many: bool) -> tuple[Points, Points]:
-    """(req/s, cost) of each pair that may be ranked, and of those drawn apart (starved,
-    invalid, failed with figures, never marked efficient); an incompatible pair has no
-    point."""
-    points: Points = {}
-    apart: Points = {}
+def split(pairs: list[Pair], metric: str, many: bool) -> tuple[dict[str, Spot], list[Pair]]:
+    """The spot of each pair that may be ranked, and the pairs that may not (starved,
+    invalid, failed, incompatible): said under the chart, never drawn among them."""
+    spots: dict[str, Spot] = {}
+    apart: list[Pair] = []
     for pair in pairs:
-        if pair.status == "incompatible" or (point := _point(pair, metric)) is None:
-            continue
-        name = f"{pair.label} [{pair.run_tag}]" if many else pair.label
-        if pair.ok and unfit(pair) is None:
-            points[name] = point
-        else:
-            apart[name] = point
-    return points, apart
+        if not pair.ok or unfit(pair) is not None:
+            apart.append(pair)
+        elif (spot := _spot(pair, metric)) is not None:
+            spots[f"{pair.label} [{pair.run_tag}]" if many else pair.label] = spot
+    return spots, apart
 
 
 def scatter_svg(pairs: list[Pair], title: str, many: bool) -> str | None:
@@ -59,23 +58,35 @@ def scatter_svg(pairs: list[Pair], title: str, many: bool) -> str | None:
     be drawn on any of them."""
     panels = []
     for _, axis, metric in COSTS:
-        points, apart = split(pairs, metric, many)
-        if len(points) + len(apart) >= 2:
-            panels.append((points, efficient(points), apart, ("req/s (median)", axis)))
+        spots, _ = split(pairs, metric, many)
+        if len(spots) >= 2:
+            points = {n: (s.x, s.y) for n, s in spots.items()}
+            panels.append((spots, efficient(points), ("req/s (median)", axis)))
     return charts.scatters(title, panels) if panels else None
+
+
+def apart_note(pairs: list[Pair]) -> str | None:
+    """The deployments not ranked on this page, a row under its chart."""
+    said = dict.fromkeys(f"{p.label} ({finding_text(p)})" for p in pairs)
+    return ("Not ranked on this page: " + "; ".join(said)) if said else None
 
 
 def answer_section(runs: list[Run]) -> Section:
     """The answer each run printed at its end, first."""
     lines = [line for run in runs for line in answer.lines(run)]
-    return Section(id="answer", title="Answer", preformatted=["\n".join(lines)])
+    return Section(
+        id="answer",
+        title="The answer, as the run printed it",
+        preformatted=["\n".join(lines)],
+    )
 
 
 def tradeoff_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
     sections = []
     for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
-        pairs = [p for run in runs for p in run.by_scenario(scenario)]
+        # The pairs a decision reads: a layout sweep's are drawn in their own chart.
+        pairs = [p for run in runs for p in answer.pairs_of(run, scenario)]
         title = f"{scenario}: throughput against p99 and memory"
         svg = scatter_svg(pairs, title, many)
         if svg is None:
@@ -85,10 +96,11 @@ def tradeoff_sections(runs: list[Run]) -> list[Section]:
                 id=f"tradeoff-{scenario}",
                 title=f"Trade-offs: {scenario}",
                 intro="One point per deployment: right is faster, down is cheaper (p99 on "
-                "the left, peak memory on the right). Filled points are efficient (no other "
-                "is both faster and cheaper); grey crosses were starved or invalid, here or "
-                "on another scenario, and are not ranked.",
+                "the left, peak memory on the right), each figure the median of its rounds "
+                "with its 95% interval as a bar (none: one round). Filled points are "
+                "efficient (no other is both faster and cheaper).",
                 svg=mark_safe(svg),
+                notes=[note] if (note := apart_note(split(pairs, "p99", many)[1])) else [],
             )
         )
     return sections

@@ -1,0 +1,58 @@
+"""The worker count, measured (djbench.run.layouts): the leader's server at each of its
+layouts, in a small chart of its own beside a table, never among the deployments."""
+
+from __future__ import annotations
+
+from django.utils.safestring import mark_safe
+
+from djbench.reports import charts
+from djbench.reports.answer_words import sweep_lines
+from djbench.reports.sections import Section, number
+from djbench.verdicts.runs import Run
+
+
+def _layout(workers: int, threads: int | None) -> str:
+    return f"{workers} x {threads}" if threads and threads > 1 else f"{workers} x 1"
+
+
+def layout_sections(runs: list[Run]) -> list[Section]:
+    out = []
+    for run in runs:
+        swept = run.plan.layouts
+        if swept is None:
+            continue
+        rows = sorted(swept.rows, key=lambda r: (r.workers, r.threads or 0))
+        measured = [r for r in rows if r.rps is not None and r.status == "ok"]
+        section = Section(
+            id=f"layouts-{run.run_tag}",
+            title=f"The worker count: {swept.server} on {swept.scenario}",
+            intro=f"{swept.server} (the leader, {swept.leader}"
+            + (", on the heaviest page" if swept.page == "heaviest" else "")
+            + ") at each layout of its tuning "
+            f"space on {swept.server_cpus} server CPU(s), workers x threads, one window "
+            "each after the rounds: a screen with no interval, not a test (--tune "
+            "confirms).",
+            headers=["workers x threads", "req/s (one window)", "p99 ms", "status"],
+            rows=[
+                [_layout(r.workers, r.threads), number(r.rps), number(r.p99_ms, 1), r.status]
+                for r in rows
+            ],
+            notes=[line.strip() for line in sweep_lines(run)],
+        )
+        if measured:
+            section.svg = mark_safe(
+                charts.hbar(
+                    f"{swept.server} on {swept.scenario}: req/s by layout (workers x threads)",
+                    [
+                        _layout(r.workers, r.threads)
+                        + (f"  p99 {r.p99_ms:,.0f} ms" if r.p99_ms is not None else "")
+                        for r in measured
+                    ],
+                    [r.rps or 0.0 for r in measured],
+                    "req/s, one window each (no interval)",
+                )
+            )
+        if swept.skipped:
+            section.notes.append("no time was left for: " + ", ".join(swept.skipped))
+        out.append(section)
+    return out
