@@ -44,6 +44,23 @@ def test_only_the_leader_and_those_it_cannot_be_told_from_race_on() -> None:
     }
 
 
+def test_the_worker_count_is_swept_on_the_heaviest_page() -> None:
+    """The page whose fastest deployment serves fewest req/s is where workers and
+    threads matter; a trivial page says least about them (issue 56)."""
+    from djbench.run import layouts
+
+    results = [
+        entry("granian-wsgi", "health-sync", [4600.0, 4700.0, 4650.0]),
+        entry("uwsgi", "health-sync", [2600.0, 2650.0, 2620.0]),
+        entry("granian-wsgi", "movies-sync", [535.0, 540.0, 530.0]),
+        entry("gunicorn-gthread", "movies-sync", [560.0, 555.0, 565.0]),
+        entry("uwsgi", "movies-async", [], status="failed", reason="x"),
+    ]
+    top = layouts.leader(["health-sync", "movies-sync", "movies-async"], results, "run")
+    assert top is not None and (top.label, top.scenario) == ("gunicorn-gthread", "movies-sync")
+    assert layouts.leader(["movies-async"], results, "run") is None
+
+
 @pytest.mark.servers
 def test_a_budget_adds_rounds_only_while_a_ranking_is_open(
     live_database: str, tmp_path: Path

@@ -43,6 +43,25 @@ def test_missing_and_invalid_scenario_files(tmp_path: Path) -> None:
     assert "metod: unknown key (a typo?)" in message.msg
 
 
+def test_benchinit_does_not_warn_about_the_file_it_writes(tmp_path: Path) -> None:
+    """Each warning once per command, never before the command that fixes it: the
+    scenario file benchinit is about to write is not said to be missing (issue 57)."""
+    from io import StringIO
+
+    from django.core.management import load_command_class
+    from django.core.management.base import OutputWrapper
+
+    missing = djbench_conf(SCENARIOS=tmp_path / "none.toml")
+    for command, said in (("benchinit", False), ("runbench", True)):
+        found = StringIO()
+        cmd = load_command_class("djbench", command)
+        cmd.stderr = OutputWrapper(found)
+        with override_settings(DJBENCH=missing, DEBUG=True):
+            cmd.check()
+        assert ("djbench.W003" in found.getvalue()) is said, command
+        assert found.getvalue().count("djbench.W009") == 1  # the others, once
+
+
 def test_hosts_debug_and_apps() -> None:
     assert "djbench.W008" in ids(ALLOWED_HOSTS=["example.com"])
     assert "djbench.W009" in ids(DEBUG=True)

@@ -29,7 +29,7 @@ def test_many_scenarios_are_counted_per_deployment_and_failures_named() -> None:
     printed = _printed(print_matrix, document("r", entries, scenarios=meta))
     assert "│ uvicorn │" in printed and "│ 12 │ 0 │ 0 │" in printed, printed
     assert "│ 11 │ 0 │ 1 │" in printed
-    assert "failed: answered 500 gunicorn-sync:page-0" in printed
+    assert "failed: answered 500 1 deployment(s): gunicorn-sync (page-0)" in printed
     assert "page-11" not in printed  # no column per scenario
 
 

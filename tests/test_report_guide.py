@@ -14,7 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from djbench.reports import guide
-from djbench.results.model import PairResult
+from djbench.results.model import Command, PairResult
 from djbench.verdicts import ranking
 from djbench.verdicts.runs import Pair, Run, load_run
 from tests.resultfiles import UNDERSERVED, entry, write
@@ -273,13 +273,26 @@ def test_separated_trials_name_one_winner(tmp_path: Path) -> None:
 
 
 def test_guide_command_writes_markdown_and_html(tmp_path: Path) -> None:
-    path = write(tmp_path, "g", sample_entries())
+    entries = sample_entries()
+    # The file each deployment started from, as the run recorded it: the project's own
+    # (said relative to the project), or djbench's packaged one (issue 57).
+    entries[0].command["server"] = Command(
+        argv=["uwsgi"], shell="uwsgi", cwd="/srv/site", config_file="/srv/site/deploy/uwsgi.ini"
+    )
+    entries[6].command["server"] = Command(  # uvicorn, the async-io winner
+        argv=["uvicorn"],
+        shell="uvicorn",
+        cwd="/srv/site",
+        config_file="/usr/lib/python3/site-packages/djbench/deploy/uvicorn.args",
+    )
+    path = write(tmp_path, "g", entries)
     md, html = tmp_path / "guide.md", tmp_path / "guide.html"
     call_command("benchguide", str(path), "--output", str(md), stdout=StringIO())
     call_command("benchguide", str(path), "--output", str(html), stdout=StringIO())
     text = md.read_text()
     assert "## Recommendations by workload" in text and "## What each server supports" in text
-    assert "deploy/uwsgi.ini" in text
+    assert "Start from `deploy/uwsgi.ini`" in text
+    assert "djbench's `deploy/uvicorn.args` (`manage.py benchinit --deploy`" in text
     assert "<table>" in html.read_text() and "<h2>" in html.read_text()
     with pytest.raises(CommandError, match=r"--output must end in \.md or \.html"):
         call_command("benchguide", str(path), "--output", str(tmp_path / "g.pdf"))

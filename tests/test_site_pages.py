@@ -297,3 +297,15 @@ def test_benchinit_from_an_access_log_orders_scenarios_by_the_site_s_traffic(
     )  # fmt: skip
     assert missing.returncode == 2
     assert "--from-log: cannot read" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_path_no_route_matches_has_no_view() -> None:
+    """A new project's home page matches no route: the test client resolves it lazily
+    and raises, which stopped benchinit on a fresh startproject (issue 57's tries)."""
+    from django.test import Client
+
+    from djbench.plan import inprocess
+
+    response = Client(raise_request_exception=False).get("/no-route-here/")
+    assert response.status_code == 404
+    assert inprocess._view_name(response) == ""

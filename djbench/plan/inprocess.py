@@ -111,8 +111,15 @@ def client(user: str | None = None) -> Any:
 
 
 def _view_name(response: Any) -> str:
-    match = getattr(response, "resolver_match", None)
-    func = getattr(match, "func", None)
+    """The view that answered ('' when none did: the test client resolves the path
+    lazily, and a path no route matches, such as a new project's home page, raises)."""
+    from django.urls import Resolver404
+
+    try:
+        match = getattr(response, "resolver_match", None)
+        func = getattr(match, "func", None)
+    except Resolver404:
+        return ""
     if func is None:
         return ""
     func = getattr(func, "view_class", func)

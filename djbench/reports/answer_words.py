@@ -35,10 +35,23 @@ def _layout(run: Run) -> str:
     """The layout every pair had, or that each had its own (--workers auto, --tune,
     a project's own deployment): then each recommendation says its own."""
     layouts = {layout(p) for p in pairs_of(run)}
-    levels = ",".join(str(c) for c in run.plan.concurrency) or "?"
     if len(layouts) != 1:
-        return f"each deployment's own layout, c={levels}"
-    return f"{layouts.pop()} each, c={levels}"
+        return "each deployment's own layout"
+    return f"{layouts.pop()} each"
+
+
+def what_ran(run: Run) -> str:
+    """What was run, as it ran: an open-loop capacity search and its repeats, or the
+    closed-loop connections and the rounds completed (never what was planned)."""
+    searches = [p.entry.capacity for p in run.pairs if p.entry.capacity is not None]
+    if searches:
+        repeats = max(c.repeats for c in searches)
+        slo = searches[0].slo_p99_ms
+        said = f"{repeats} repeat(s)" if repeats else "one search, no repeat"
+        return f"open-loop capacity search within p99 {slo:g} ms, {said}"
+    levels = ",".join(str(c) for c in run.plan.concurrency)
+    loop = f"{run.plan.loop}-loop, " if run.plan.loop == "open" else ""
+    return f"{loop}c={levels or 'none'}, {rounds_done(run)}"
 
 
 def layouts(run: Run) -> str:
@@ -46,7 +59,7 @@ def layouts(run: Run) -> str:
     x 4 thread(s)'), or the one they all had."""
     each = {p.label: layout(p) for p in run.pairs}
     if len(set(each.values())) <= 1:
-        return f"{next(iter(each.values()), '?')} per deployment"
+        return f"{next(iter(each.values()), 'no deployment')} per deployment"
     return "; ".join(f"{label} {said}" for label, said in each.items())
 
 
@@ -82,14 +95,14 @@ def _yours(found: list[Versus], winner: Pair, run: Run) -> list[str]:
             out.append(head + f"not usable here: {_short(say(v.unfit), 50)}")
         elif v.verdict is None:
             ratio = f"; {winner.label} {v.ratio:.2f}x," if v.ratio else ""
-            out.append(head + f"{_throughput(v.own)}{ratio} too few paired rounds to test")
+            out.append(head + f"{throughput(v.own)}{ratio} too few paired rounds to test")
         else:
             low, high = v.interval or (float("nan"), float("nan"))
             said = {"better": "more than yours", "equivalent": "the same as yours"}.get(
                 v.verdict, "not distinguishable from yours"
             )
             out.append(
-                head + f"{_throughput(v.own)}; {winner.label} serves {v.ratio:.2f}x "
+                head + f"{throughput(v.own)}; {winner.label} serves {v.ratio:.2f}x "
                 f"[{low:.2f}-{high:.2f}]: {said}"
             )
     return out
@@ -118,19 +131,21 @@ def sweep_lines(run: Run) -> list[str]:
     )
     return [
         f"  workers, measured: {_workers(best.workers, best.threads)} served most "
-        f"({best.label}, {swept.server} on {swept.server_cpus} CPU(s); {swept.scenario}: "
+        f"({best.label}, {swept.server} on {swept.server_cpus} CPU(s); on "
+        + ("the heaviest page, " if swept.page == "heaviest" else "")
+        + f"{swept.scenario}: "
         f"{tried}); one window each: a screen, not a test (--tune confirms)"
     ]
 
 
-def _throughput(pair: Pair) -> str:
+def throughput(pair: Pair) -> str:
     rps = pair.median("rps") or 0.0
     interval = rps_interval(pair)
     said = f"{rps:,.0f} req/s"
     if interval is not None:
         said += f" [{interval[0]:,.0f}-{interval[1]:,.0f}]"
     else:
-        said += " (one trial: no interval)"
+        said += " (one round: no interval)"
     if (p99 := pair.median("p99")) is not None:
         said += f", p99 {p99:,.1f} ms"
     return said
@@ -165,17 +180,23 @@ def _page_lines(found: PageAnswer, run: Run) -> list[str]:
     scenario, top = found.scenario, found.leader
     if found.kind == "none_served" or top is None:
         return [f"  {scenario}: no deployment served it correctly: nothing to recommend"]
-    if found.kind == "no_verdict":
+    if found.kind == "screen":
+        line = (
+            f"{scenario}: a screen, not a verdict: highest so far {top.label} ({layout(top)}"
+            f"{own_notes(top, run)}) {throughput(top)}; one round ranks nobody: more rounds "
+            "decide (a default run, or more --budget)"
+        )
+    elif found.kind == "no_verdict":
         line = (
             f"{scenario}: no verdict: the leaders' trials vary too much to rank "
             f"({', '.join(p.label for p in found.ranking.blocked)}); run more rounds "
             f"(--budget). Highest so far, not a verdict: {top.label} ({layout(top)}"
             f"{own_notes(top, run)}) "
-            f"{_throughput(top)}"
+            f"{throughput(top)}"
         )
     else:
         line = (
-            f"{scenario}: use {top.label} ({layout(top)}{own_notes(top, run)}): {_throughput(top)}"
+            f"{scenario}: use {top.label} ({layout(top)}{own_notes(top, run)}): {throughput(top)}"
         )
         if len(found.ranking.winners) > 1:
             line += "; cannot be told from it: " + ", ".join(
@@ -295,10 +316,12 @@ def lines(run: Run) -> list[str]:
     then what is not recommended, cut to MAX_LINES in all (the guide lists the rest)."""
     found = answer(run)
     plan = run.plan
-    head = (
-        f"Answer: {found.deployments} deployment(s), {_layout(run)}, "
-        f"{rounds_done(run)}; req/s [{CONFIDENCE:.0%} interval over rounds]"
+    figure = (
+        "capacity within the target (each line says its interval)"
+        if any(p.entry.capacity is not None for p in run.pairs)
+        else f"req/s [{CONFIDENCE:.0%} interval over rounds]"
     )
+    head = f"Answer: {found.deployments} deployment(s), {_layout(run)}, {what_ran(run)}; {figure}"
     if plan.budget_s is not None and plan.budget_level is not None:
         head += f"; {len(plan.still_open)} comparison(s) with a leader still open"
         head += more_time(plan)

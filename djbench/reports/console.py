@@ -18,7 +18,9 @@ from djbench.results.model import Notice, PairResult, RunDocument, Trial
 from djbench.verdicts.held import held
 from djbench.verdicts.runs import UNDERSERVED, broadcast_rates, failures, per_100mb
 
-LOG_WIDTH = 100  # without a terminal (a log, CI): every table fits this many columns
+# Without a terminal (a log, CI) a table is drawn at its own width: a log has no width,
+# and a table squeezed to one cuts its figures ("371…") and empties its columns.
+LOG_WIDTH = 1000
 
 
 def console_for(stream: Any, no_color: bool = False) -> Console:

@@ -111,9 +111,18 @@ def print_gate_warnings(console: Console, document: RunDocument) -> None:
         console.print(f"    {escape(_summarise(sorted(set(pairs))))}")
 
 
-def _summarise(pairs: list[str], limit: int = 8) -> str:
-    shown = ", ".join(pairs[:limit])
-    return shown + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
+def _summarise(pairs: list[str], pages_shown: int = 2) -> str:
+    """Every deployment that gave it, each with its pages (counted beyond a few): a
+    count of pairs would hide which servers they are ('and 72 more' was 9 servers)."""
+    by_deployment: dict[str, list[str]] = defaultdict(list)
+    for pair in pairs:
+        label, _, page = pair.rpartition(":")
+        by_deployment[label].append(page)
+    said = []
+    for label, pages in by_deployment.items():
+        named = ", ".join(pages) if len(pages) <= pages_shown else f"{len(pages)} pages"
+        said.append(f"{label} ({named})")
+    return f"{len(by_deployment)} deployment(s): " + "; ".join(said)
 
 
 def print_hops(console: Console, document: RunDocument) -> None:

@@ -4,15 +4,24 @@ from, and why the winners are tied, in the figures of the test that found them t
 
 from __future__ import annotations
 
-from djbench.servers import SERVERS
+from pathlib import Path
+
 from djbench.verdicts import rules
 from djbench.verdicts.ranking import Ranking, trial_range
 from djbench.verdicts.runs import Pair
 
 
-def deploy_file(server: str) -> str:
-    spec = SERVERS.get(server)
-    return f"deploy/{spec.deploy_file}" if spec else "deploy/"
+def deploy_file(pair: Pair) -> str:
+    """The file a deployment starts from, as the run used it (Markdown): the project's
+    own, relative to the project, or djbench's packaged one, which `benchinit --deploy`
+    copies into the project; a server started from its command line alone has none."""
+    command = pair.entry.command.get("server")
+    if command is None or not command.config_file:
+        return "its command line (the report's exact commands)"
+    path = Path(command.config_file)
+    if command.cwd and path.is_relative_to(command.cwd):
+        return f"`{path.relative_to(command.cwd)}`"
+    return f"djbench's `deploy/{path.name}` (`manage.py benchinit --deploy` copies it here)"
 
 
 def figures(pair: Pair) -> str:

@@ -4,6 +4,8 @@ Re-exported by :mod:`djbench.results.model` (import from there)."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from djbench.results.modelbase import Model
@@ -28,6 +30,11 @@ class LayoutSweep(Model):
     server: str = Field(description="the registry server swept")
     leader: str = Field(description="the deployment that led the ranking it was chosen from")
     scenario: str
+    page: Literal["first", "heaviest"] = Field(
+        default="first",
+        description="how `scenario` was chosen: the run's first page (files before "
+        "2026-12-07), or the heaviest (its fastest deployment served fewest req/s)",
+    )
     server_cpus: int
     rows: list[LayoutRow] = Field(default_factory=list)
     best: str | None = Field(default=None, description="the row with the highest req/s")

@@ -1,5 +1,6 @@
-"""The worker count, measured: after a plain run's rounds, the leading server at every
-layout of its tuning space, one window each, back to back, within the budget.
+"""The worker count, measured: after a plain run's rounds, the server leading the heaviest
+page at every layout of its tuning space, on that page, one window each, back to back,
+within the budget.
 
 The rounds rank deployments at one layout each (the profile's one worker, a project's
 own file's). Which worker/thread count to run is a question of its own: the answer
@@ -33,22 +34,29 @@ from djbench.run.selection import deployment as at_layout
 from djbench.verdicts.runs import Pair
 
 
-def leader(plan: Plan, results: list[PairResult], run_id: str) -> Pair | None:
-    """The highest median req/s on the plan's first scenario (its highest concurrency),
-    among measured HTTP pairs at a layout of their own (not a tuning candidate)."""
-    if not plan.scenarios:
-        return None
-    first = plan.scenarios[0].name
-    pairs = [
-        Pair(run_id, e)
-        for e in results
-        if e.status == "ok" and e.kind == "http" and e.scenario == first and e.config is None
-    ]
-    if not pairs:
-        return None
-    level = max(p.concurrency or 0 for p in pairs)
-    at_level = [p for p in pairs if (p.concurrency or 0) == level]
-    return max(at_level, key=lambda p: p.median("rps") or 0.0)
+def leader(scenarios: list[str], results: list[PairResult], run_id: str) -> Pair | None:
+    """The leader of the heaviest page: among the run's HTTP scenarios, the one whose
+    fastest deployment serves the fewest req/s (the most work a request, where the
+    worker and thread count matter: on a trivial page they say least), at its highest
+    concurrency; among measured pairs at a layout of their own (not a tuning candidate).
+    """
+    leaders = []
+    for scenario in scenarios:
+        pairs = [
+            Pair(run_id, e)
+            for e in results
+            if e.status == "ok"
+            and e.kind == "http"
+            and e.scenario == scenario
+            and e.config is None
+            and e.trials
+        ]
+        if not pairs:
+            continue
+        level = max(p.concurrency or 0 for p in pairs)
+        at_level = [p for p in pairs if (p.concurrency or 0) == level]
+        leaders.append(max(at_level, key=lambda p: p.median("rps") or 0.0))
+    return min(leaders, key=lambda p: p.median("rps") or 0.0, default=None)
 
 
 def template(plan: Plan, top: Pair) -> Deployment | None:
@@ -85,7 +93,7 @@ def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
     deployment took in the rounds, `round_index` the round its windows are recorded as."""
     plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     document = recorder.document
-    top = leader(plan, document.results, document.run_id)
+    top = leader([s.name for s in plan.scenarios], document.results, document.run_id)
     base = template(plan, top) if top is not None else None
     if top is None or base is None:
         return None
@@ -98,7 +106,11 @@ def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
         progress.say(f"layouts: {base.server.name} has one layout at {cpus} CPU(s): no sweep")
         return None
     record = LayoutSweep(
-        server=base.server.name, leader=top.label, scenario=top.scenario, server_cpus=cpus
+        server=base.server.name,
+        leader=top.label,
+        scenario=top.scenario,
+        page="heaviest",
+        server_cpus=cpus,
     )
     # One layout's window is no round to keep paired (budget.ROUND_MARGIN's reason): a layout
     # starts when a deployment's usual time is left, and run_benchmark starts none after

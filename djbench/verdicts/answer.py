@@ -31,7 +31,9 @@ from djbench.verdicts.ranking import (
 )
 from djbench.verdicts.runs import Pair, Run
 
-PageKind = Literal["use", "no_verdict", "none_served", "capacity"]
+# "screen": the leader has one round, and one round ranks nobody (its ties are untested):
+# the highest so far is said, never as a deployment to use.
+PageKind = Literal["use", "no_verdict", "none_served", "capacity", "screen"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ def page(run: Run, scenario: str) -> PageAnswer:
     kind: PageKind = (
         "use" if ranking.winners else "no_verdict" if ranking.blocked else "none_served"
     )
+    if kind == "use" and len(ranking.ranked[0].valid_trials) < 2:
+        kind = "screen"
     found = PageAnswer(scenario, kind, ranking)
     if found.leader is not None and any(p.entry.own for p in at_level):
         found = PageAnswer(scenario, kind, ranking, yours=versus(found.leader, at_level))

@@ -94,7 +94,7 @@ def cost_markdown(run: Run) -> str:
     out = [
         f"# Cost guide for run {run.run_id}",
         "",
-        f"Counted on Python {env.python or '?'}, Django {env.django or '?'}, "
+        f"Counted on Python {env.python or 'unknown'}, Django {env.django or 'unknown'}, "
         f"{record.valgrind if record else 'Valgrind'}; instructions do not depend on the "
         "machine's load, so these figures repeat on any run of the same code.",
         "",
@@ -137,8 +137,9 @@ def markdown(run: Run, cost: Run | None = None) -> str:
         f"database {db.vendor or 'unknown'}, channel layer {env.channel_layer or 'none'}; "
         f"{answer.layouts(run)}, server CPUs "
         f"{plan.server_cpus or 'unpinned'}, "
-        f"driver CPUs {plan.driver_cpus or 'unpinned'}, {answer.rounds_done(run)} "
-        f"of {plan.duration or 'unset'} s windows with {plan.driver or 'its driver'}.",
+        f"driver CPUs {plan.driver_cpus or 'unpinned'}; {answer.what_ran(run)}, "
+        + (f"{plan.duration:g} s windows" if plan.duration else "windows as each job sets")
+        + f" with {plan.driver or 'its driver'}.",
         "These recommendations hold for this project on this machine with these settings; "
         "measure yours with `python manage.py runbench`.",
         "",

@@ -98,7 +98,7 @@ def memory_recommendation(run: Run) -> Recommendation:
         f"- Smallest footprint: **{lead.label}**, peak PSS {lead.memory('pss_peak'):,.1f} MiB "
         f"under load (idle {lead.memory('pss_idle') or 0:,.1f} MiB; largest worker USS "
         f"{lead.memory('uss_worker_peak') or lead.memory('uss_peak') or 0:,.1f} MiB, the cost "
-        f"of one more worker). Start from `{deploy_file(lead.server)}`."
+        f"of one more worker). Start from {deploy_file(lead)}."
     ]
     if len(ranked) > 1:
         lines.append(

@@ -8,19 +8,34 @@ from djbench.verdicts.axes import AxisValue, AxisVerdict, axis_verdicts
 from djbench.verdicts.rules import THRESHOLD
 from djbench.verdicts.runs import Run
 
-# Settings axes the guide has a section for, and the --axis that measures them.
+# Settings axes the guide has a section for: the variables the sample project's settings
+# read for it (a run measured them when its --axis named them), and what to do when it
+# did not. A project's own variable is said only when its settings read it (the run
+# recorded it: PlanRecord.connections.variable); never the sample's names.
 AXIS_SECTIONS = {
     "db": (
         "Database connections (per interface)",
         ("DB_POOL", "DB_CONN_MAX_AGE"),
-        '--axis "DB_POOL=0,1;DB_CONN_MAX_AGE=0,60" --database postgres',
+        "the connection settings (CONN_MAX_AGE, a pool)",
     ),
     "middleware": (
         "Middleware profile",
         ("MIDDLEWARE_PROFILE",),
-        '--axis "MIDDLEWARE_PROFILE=default,lean"',
+        "the middleware",
     ),
 }
+
+
+def _not_measured(run: Run, key: str, what: str) -> str:
+    text = (
+        'Not measured in this run. `--axis "NAME=a,b"` sets an environment variable '
+        f"the settings read, a value per run of every server: it measures {what} when "
+        "your settings read them from one."
+    )
+    cost = run.plan.connections
+    if key == "db" and cost is not None and cost.variable:
+        text += f' Yours read CONN_MAX_AGE from `{cost.variable}`: `--axis "{cost.variable}=0,60"`.'
+    return text
 
 
 def _value_text(axis: str, base: str, v: AxisValue) -> str:
@@ -57,8 +72,8 @@ def axis_lines(run: Run, axis: str) -> list[str]:
 
 def axis_recommendations(run: Run) -> list[Recommendation]:
     found = []
-    for key, (title, axes, how) in AXIS_SECTIONS.items():
+    for key, (title, axes, what) in AXIS_SECTIONS.items():
         lines = [line for axis in axes for line in axis_lines(run, axis)]
-        text = "\n".join(lines) if lines else f"Not measured in this run: run with {how}."
+        text = "\n".join(lines) if lines else _not_measured(run, key, what)
         found.append(Recommendation(key, title, text))
     return found

@@ -22,15 +22,8 @@ WORKLOAD_TITLES = {
 }
 
 
-# A scenario of each workload in the sample project's loadtests/default.toml.
-EXAMPLES = {
-    "sync-orm": "movies-sync",
-    "async-orm": "movies-async",
-    "async-io": "sleep-async",
-    "sync-io": "sleep-sync",
-    "trivial": "health-sync",
-    "websocket": "ws-echo",
-}
+def _file_of(run: Run) -> str:
+    return f"`{run.plan.scenario_file}`" if run.plan.scenario_file else "your scenario file"
 
 
 def workload_of(run: Run, scenario: str) -> str:
@@ -46,15 +39,13 @@ def _throughput_text(scenario: str, ranking: Ranking) -> str:
         names = ", ".join(f"{w.label} ({figures(w)})" for w in winners)
         return (
             f"On `{scenario}`: a tie between {names}: {tie_reason(ranking)}; choose on the "
-            "other criteria below. Start from "
-            + ", ".join(f"`{deploy_file(w.server)}`" for w in winners)
-            + "."
+            "other criteria below. Start from " + ", ".join(deploy_file(w) for w in winners) + "."
         )
     text = f"On `{scenario}`: **{lead.label}**, {figures(lead)}"
     if (runner_up := ranking.runner_up) is not None:
         ratio = (lead.median("rps") or 0) / (runner_up.median("rps") or 1)
         text += f"; next {runner_up.label}, {figures(runner_up)} ({ratio:.2f}x)"
-    return text + f". Start from `{deploy_file(lead.server)}`."
+    return text + f". Start from {deploy_file(lead)}."
 
 
 def throughput_recommendations(run: Run) -> list[Recommendation]:
@@ -93,11 +84,10 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
                     f"{p.label} on {scenario}: {say(why)}" for p, why in ranking.excluded
                 ]
         if not lines:
-            example = EXAMPLES.get(workload)
-            hint = f" (in loadtests/default.toml: `{example}`)" if example else ""
             text = (
-                f"Not measured in this run: add a scenario of workload `{workload}` "
-                f"to --scenarios{hint}."
+                f"Not measured in this run: no page of workload `{workload}` ran. A "
+                f'scenario with `workload = "{workload}"` in '
+                f"{_file_of(run)} measures it (`runbench --list` shows each scenario's)."
             )
         else:
             text = "\n".join(f"- {line}" for line in lines)
