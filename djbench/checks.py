@@ -1,7 +1,9 @@
 """System checks: what djbench needs from the project it benchmarks.
 
 Each names the fix. They are warnings, never errors: an error would stop every
-management command of the project, benchinit (which fixes some of them) included.
+management command of the project, benchinit (which fixes some of them) included. They
+are said by djbench's commands and `manage.py check` only, once each, and benchinit
+does not say the two it fixes (W003, W004).
 
 | id | what |
 | --- | --- |
@@ -21,6 +23,7 @@ management command of the project, benchinit (which fixes some of them) included
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any
 
 from django.conf import settings
@@ -187,7 +190,31 @@ def check_install_moves(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     return found
 
 
+# The management commands djbench's checks speak in: its own and `check`. In any other
+# command of the project (migrate, runserver, shell...) they would repeat the same
+# warnings at the top of every command, about a tool that command does not run.
+SPEAKS_IN = frozenset(
+    {"check", "runbench", "benchinit", "benchcompare", "benchreport", "benchguide"}
+    | {"benchcalibrate"}
+)
+
+
+def _in_another_command(argv: list[str]) -> bool:
+    """True when argv is `manage.py X` or `django-admin X` for a command X not in
+    SPEAKS_IN (tests and call_command run the checks as asked)."""
+    if len(argv) < 2 or not argv[0].endswith(("manage.py", "django-admin", "__main__.py")):
+        return False
+    return not argv[1].startswith("-") and argv[1] not in SPEAKS_IN
+
+
+def _quiet_elsewhere(check: Any) -> Any:
+    def speaks(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+        return [] if _in_another_command(sys.argv) else check(app_configs, **kwargs)
+
+    speaks.__name__ = check.__name__
+    return speaks
+
+
 def register() -> None:
-    checks.register(check_query_count_middleware, "djbench")
-    checks.register(check_project, "djbench")
-    checks.register(check_install_moves, "djbench")
+    for check in (check_query_count_middleware, check_project, check_install_moves):
+        checks.register(_quiet_elsewhere(check), "djbench")

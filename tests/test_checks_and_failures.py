@@ -12,6 +12,7 @@ from django.core import checks
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
+from djbench import checks as dj_checks
 from djbench.plan.project import PACKAGED_DEPLOY
 from djbench.reports.words import say
 from djbench.results import store
@@ -60,6 +61,24 @@ def test_benchinit_does_not_warn_about_the_file_it_writes(tmp_path: Path) -> Non
             cmd.check()
         assert ("djbench.W003" in found.getvalue()) is said, command
         assert found.getvalue().count("djbench.W009") == 1  # the others, once
+
+
+@pytest.mark.parametrize(
+    ("argv", "quiet"),
+    [
+        (["manage.py", "migrate"], True),
+        (["/srv/site/manage.py", "runserver", "8000"], True),
+        (["django-admin", "shell"], True),
+        (["manage.py", "check"], False),
+        (["manage.py", "runbench", "--quick"], False),
+        (["manage.py", "benchinit"], False),
+        (["/venv/bin/pytest", "tests"], False),
+        (["manage.py"], False),
+    ],
+)
+def test_djbench_s_checks_speak_in_its_commands_only(argv: list[str], quiet: bool) -> None:
+    """The project's other commands do not repeat djbench's warnings at their top."""
+    assert dj_checks._in_another_command(argv) is quiet
 
 
 def test_hosts_debug_and_apps() -> None:

@@ -88,3 +88,23 @@ def test_a_piped_run_prints_each_trial_while_it_runs(
     assert ended - trials[0][1] > 1.0, seen
     bar = re.compile(r"\d+/\d+ \d+:\d\d:\d\d")  # a progress bar's count and elapsed time
     assert not any(bar.search(line) for line, _ in seen), seen
+
+
+def test_a_table_in_a_log_is_drawn_at_its_own_width() -> None:
+    """Without a terminal (a CI log) no column is squeezed: figures read whole, never
+    '371…', and no column is emptied (issue 57: --list's scenario table)."""
+    from io import StringIO
+
+    from rich.table import Table
+
+    from djbench.reports.console import console_for
+
+    out = StringIO()
+    table = Table(title="wide")
+    for i in range(14):
+        table.add_column(f"a column named {i}")
+    table.add_row(*[f"{1_234_567.5 + i:,.1f} req/s" for i in range(14)])
+    console_for(out).print(table)
+    printed = out.getvalue()
+    assert "…" not in printed
+    assert all(f"{1_234_567.5 + i:,.1f} req/s" in printed for i in range(14))

@@ -18,7 +18,8 @@ from djbench.reports.words import say
 from djbench.results.model import Notice
 from djbench.results.plan_model import PlanRecord
 from djbench.verdicts import thresholds
-from djbench.verdicts.answer import Answer, PageAnswer, Versus, answer, pairs_of
+from djbench.verdicts.answer import Answer, PageAnswer, Versus, answer, pairs_of, rounds_of
+from djbench.verdicts.engine import decide
 from djbench.verdicts.ranking import CONFIDENCE, gate_leak, rps_interval, unfit
 from djbench.verdicts.runs import UNDERSERVED, Pair, Run
 
@@ -183,8 +184,7 @@ def _page_lines(found: PageAnswer, run: Run) -> list[str]:
     if found.kind == "screen":
         line = (
             f"{scenario}: a screen, not a verdict: highest so far {top.label} ({layout(top)}"
-            f"{own_notes(top, run)}) {throughput(top)}; one round ranks nobody: more rounds "
-            "decide (a default run, or more --budget)"
+            f"{own_notes(top, run)}) {throughput(top)}; {screen_reason(found)}"
         )
     elif found.kind == "no_verdict":
         line = (
@@ -203,6 +203,16 @@ def _page_lines(found: PageAnswer, run: Run) -> list[str]:
                 w.label for w in found.ranking.winners[1:]
             )
     return [f"  {line}", *_yours(found.yours, top, run)]
+
+
+def screen_reason(found: PageAnswer) -> str:
+    """Why a screen ranks nobody, in the rounds it had."""
+    assert found.ranking is not None
+    rounds = rounds_of(found.ranking)
+    return (
+        f"{rounds} round(s) rank nobody (the paired test needs {decide.MIN_ROUNDS}): more "
+        "rounds decide (a default run, or more --budget)"
+    )
 
 
 def finding_text(pair: Pair) -> str:

@@ -19,7 +19,7 @@ DECISION = {
     "use": "use",
     "capacity": "use (capacity within the p99 target)",
     "no_verdict": "no verdict: the leaders vary too much; highest so far",
-    "screen": "a screen, not a verdict: one round ranks nobody; highest so far",
+    "screen": "a screen, not a verdict (too few rounds to rank); highest so far",
     "none_served": "nothing served it correctly",
 }
 HEADERS = ["page", "decision", "deployment (layout)", "figure [95% interval]", "tied with it"]
@@ -40,7 +40,7 @@ def _tied(found: PageAnswer) -> str:
     elif found.kind == "no_verdict" and found.ranking is not None:
         tied = [p.label for p in found.ranking.blocked if p is not found.leader]
     elif found.kind == "screen" and found.ranking is not None:
-        return "untested (one round)"
+        return f"untested: {words.screen_reason(found)}"
     else:
         tied = []
     return ", ".join(tied) or "none"

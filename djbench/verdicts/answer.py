@@ -31,8 +31,9 @@ from djbench.verdicts.ranking import (
 )
 from djbench.verdicts.runs import Pair, Run
 
-# "screen": the leader has one round, and one round ranks nobody (its ties are untested):
-# the highest so far is said, never as a deployment to use.
+# "screen": the leader has fewer rounds than the paired test needs (decide.MIN_ROUNDS), so
+# the run ranks nobody (its ties are untested): the highest so far is said, never as a
+# deployment to use.
 PageKind = Literal["use", "no_verdict", "none_served", "capacity", "screen"]
 
 
@@ -75,8 +76,9 @@ class PageAnswer:
             return None
         if self.ranking.winners:
             return self.ranking.winners[0]
-        blocked = self.ranking.blocked
-        return max(blocked, key=lambda p: p.median("rps") or 0.0) if blocked else None
+        # No verdict: the highest so far is the fastest of the ranking (an unstable pair
+        # among the leaders blocks the verdict; it is not the highest for that).
+        return self.ranking.ranked[0] if self.ranking.ranked else None
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,11 @@ def versus(winner: Pair, pairs: list[Pair]) -> list[Versus]:
     return found
 
 
+def rounds_of(ranking: Ranking) -> int:
+    """The rounds the ranking's leader has (valid trials)."""
+    return len(ranking.ranked[0].valid_trials) if ranking.ranked else 0
+
+
 def page(run: Run, scenario: str) -> PageAnswer:
     pairs = pairs_of(run, scenario)
     if (lead := _capacity(pairs)) is not None:
@@ -139,7 +146,7 @@ def page(run: Run, scenario: str) -> PageAnswer:
     kind: PageKind = (
         "use" if ranking.winners else "no_verdict" if ranking.blocked else "none_served"
     )
-    if kind == "use" and len(ranking.ranked[0].valid_trials) < 2:
+    if kind != "none_served" and len(ranking.ranked) > 1 and rounds_of(ranking) < decide.MIN_ROUNDS:
         kind = "screen"
     found = PageAnswer(scenario, kind, ranking)
     if found.leader is not None and any(p.entry.own for p in at_level):
