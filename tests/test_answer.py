@@ -230,3 +230,22 @@ def test_the_cut_list_counts_deployments_not_lines(tmp_path: Path) -> None:
     shown = [line for line in said if re.match(r"  s\d+:", line)]
     more = re.search(r"\.\.\. and (\d+) more deployment", said[-1])
     assert more is not None and len(shown) + int(more[1]) == 12, said
+
+
+def test_the_answer_says_whom_the_race_left_behind(tmp_path: Path) -> None:
+    """Issue 56: a deployment the race stopped measuring is said with the round after
+    which it stopped and how far behind each page's leader it was; one still in
+    contention on a page (a winner there) is not."""
+    entries = [
+        entry("granian-wsgi", "home", [1000.0, 1010.0, 990.0, 1005.0, 995.0]),
+        entry("uwsgi", "home", [990.0, 1000.0, 1000.0, 998.0, 1002.0]),
+        entry("uvicorn-h11", "home", [300.0, 310.0, 305.0]),
+        entry("granian-wsgi", "list", [500.0, 505.0, 495.0, 502.0, 498.0]),
+        entry("uwsgi", "list", [300.0, 305.0, 295.0, 302.0, 298.0]),
+        entry("uvicorn-h11", "list", [200.0, 205.0, 195.0]),
+    ]
+    run = load_run(write(tmp_path, "race", entries))
+    said = answer.lines(run)
+    [out] = [line for line in said if "Out of the race" in line]
+    assert "uvicorn-h11 after round 3 (0.30x-0.40x the leader)" in out
+    assert "uwsgi" not in out  # a winner on home: still in contention there

@@ -17,9 +17,8 @@ from djbench.reports.search_words import span
 from djbench.reports.words import say
 from djbench.results.model import Notice
 from djbench.results.plan_model import PlanRecord
-from djbench.verdicts import thresholds
+from djbench.verdicts import rules, thresholds
 from djbench.verdicts.answer import Answer, PageAnswer, Versus, answer, pairs_of, rounds_of
-from djbench.verdicts.engine import decide
 from djbench.verdicts.ranking import CONFIDENCE, gate_leak, rps_interval, unfit
 from djbench.verdicts.runs import UNDERSERVED, Pair, Run
 
@@ -210,9 +209,25 @@ def screen_reason(found: PageAnswer) -> str:
     assert found.ranking is not None
     rounds = rounds_of(found.ranking)
     return (
-        f"{rounds} round(s) rank nobody (the paired test needs {decide.MIN_ROUNDS}): more "
+        f"{rounds} round(s) rank nobody (the paired test needs {rules.MIN_ROUNDS}): more "
         "rounds decide (a default run, or more --budget)"
     )
+
+
+def race_lines(found: Answer) -> list[str]:
+    """The deployments the race stopped measuring, when, and how far behind (one line)."""
+    if not found.out:
+        return []
+    said = "; ".join(
+        f"{o.label} after round {o.last_round} ({_ratios(o.ratios)} the leader)"
+        for o in sorted(found.out, key=lambda o: (o.last_round, o.ratios[-1]))
+    )
+    return [f"  Out of the race, shown slower than the leader on every page: {said}"]
+
+
+def _ratios(ratios: list[float]) -> str:
+    low, high = ratios[0], ratios[-1]
+    return f"{low:.2f}x" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}x-{high:.2f}x"
 
 
 def finding_text(pair: Pair) -> str:
@@ -338,6 +353,7 @@ def lines(run: Run) -> list[str]:
     out = [head]
     for page in found.pages:
         out += _page_lines(page, run)
+    out += race_lines(found)
     out += sweep_lines(run)
     out += threshold_lines(run)
     out += data_lines(run)

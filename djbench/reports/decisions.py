@@ -93,7 +93,8 @@ def decision_section(runs: list[Run]) -> Section:
     for run, head in zip(runs, heads, strict=True):
         if many:
             section.notes.append(f"[{run.run_tag}] {head}")
-        for found in answer(run).pages:
+        said = answer(run)
+        for found in said.pages:
             section.rows.append(([run.run_tag] if many else []) + _row(found, run))
             if found.leader is not None:
                 section.notes += [
@@ -101,6 +102,7 @@ def decision_section(runs: list[Run]) -> Section:
                     + words.own_notes(v.own, run)
                     for v in found.yours
                 ]
+        section.notes += [line.strip() for line in words.race_lines(said)]
     return section
 
 

@@ -82,11 +82,24 @@ class PageAnswer:
 
 
 @dataclass(frozen=True)
+class OutOfRace:
+    """A deployment the engine showed slower than the leader on every page it ran, and
+    that the race stopped measuring: the last round it ran (1-based) and its req/s over
+    each page's leader's."""
+
+    label: str
+    last_round: int
+    ratios: list[float]
+
+
+@dataclass(frozen=True)
 class Answer:
     deployments: int
     pages: list[PageAnswer]
     # Each deployment unfit somewhere, once, with its first finding's pair and why.
     not_recommended: list[tuple[Pair, Notice]]
+    # The deployments the race dropped (djbench.run.budget runs the open comparisons only).
+    out: list[OutOfRace] = field(default_factory=list)
 
 
 def pairs_of(run: Run, scenario: str | None = None) -> list[Pair]:
@@ -171,9 +184,38 @@ def finding(pair: Pair) -> Notice | None:
     return unfit(pair)
 
 
+def out_of_race(run: Run, pages: list[PageAnswer]) -> list[OutOfRace]:
+    """Each deployment measured in fewer rounds than the run's last, shown slower than
+    the leader on every page it was ranked on (never a winner, nor among the leaders an
+    unstable pair blocked): what the race left behind, and when."""
+    last_of = {
+        p.label: max(t.round for t in p.entry.trials) + 1 for p in pairs_of(run) if p.entry.trials
+    }
+    if not last_of:
+        return []
+    final = max(last_of.values())
+    ratios: dict[str, list[float]] = {}
+    leading: set[str] = set()
+    for found in pages:
+        if found.ranking is None or found.leader is None or found.kind == "screen":
+            continue
+        top = found.leader.median("rps") or 0.0
+        leading.update(p.label for p in [*found.ranking.winners, *found.ranking.blocked])
+        for p in found.ranking.ranked:
+            if top and (rps := p.median("rps")) is not None:
+                ratios.setdefault(p.label, []).append(rps / top)
+    return [
+        OutOfRace(label, last_of[label], sorted(found))
+        for label, found in ratios.items()
+        if label not in leading and last_of.get(label, final) < final
+    ]
+
+
 def answer(run: Run) -> Answer:
+    pages = [page(run, s) for s in run.scenarios()]
     return Answer(
         deployments=len({p.label for p in pairs_of(run)}),
-        pages=[page(run, s) for s in run.scenarios()],
+        pages=pages,
         not_recommended=not_recommended(run),
+        out=out_of_race(run, pages),
     )

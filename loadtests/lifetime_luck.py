@@ -1,0 +1,126 @@
+"""Is there process-level luck? Two identical servers, several lifetimes each, several
+windows a lifetime (issue 56, item 2: whether a lifetime must be treated as a block).
+
+    .venv/bin/python loadtests/lifetime_luck.py [ROUNDS] [WINDOWS] [SERVER] [PAGE]
+    (default 8 rounds, 4 windows, gunicorn-sync, movies-sync)
+
+One runbench command on the sample project, nothing else changed: the page is written
+WINDOWS times into a scenario file of its own (`PAGE-1` ... `PAGE-N`, the same request
+and the same expected answer), and `--axis "DJBENCH_LUCK=a,b"` makes two deployments of
+one server that differ only in an environment variable nothing reads. runbench starts
+each deployment once a round (a lifetime) and runs the copies in a shuffled order in it,
+so each lifetime gives WINDOWS windows of the same page.
+
+Per deployment, a one-way random-effects analysis of log req/s with the lifetime as the
+group (windows nested in lifetimes): the F test of "lifetimes differ more than their
+windows do", and the two variance components (between lifetimes, within a lifetime) as
+standard deviations on the log scale (0.05 is about 5%). Then A/A as the race sees it:
+the sd over rounds of log(A/B), each side its lifetime's mean, against what the
+within-lifetime spread alone would give. Process-level luck is present when the F test
+rejects and the between-lifetime sd is a fair share of the within one; then a lifetime
+is the unit a test counts (its windows are not independent replicates).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import tomli_w
+from scipy import stats
+
+from djbench.results.store import load
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scenario_file(page: str, copies: int, folder: Path) -> Path:
+    """The sample's scenario file with `page` written `copies` times and nothing else."""
+    sample = tomllib.loads((ROOT / "loadtests" / "default.toml").read_text())
+    [found] = [s for s in sample["scenario"] if s["name"] == page]
+    found.pop("checks", None)
+    scenarios = [
+        {**found, "name": f"{page}-{i}", "endpoint": f"{page}-{i}"} for i in range(1, copies + 1)
+    ]
+    out = {"version": 1, "health_path": sample["health_path"], "scenario": scenarios}
+    path = folder / "luck.toml"
+    path.write_text(tomli_w.dumps(out))
+    return path
+
+
+def components(groups: list[list[float]]) -> tuple[float, float, float]:
+    """(p of the F test, sd between groups, sd within) of a one-way random-effects
+    layout with equal group sizes."""
+    k, m = len(groups), len(groups[0])
+    grand = statistics.fmean(x for g in groups for x in g)
+    means = [statistics.fmean(g) for g in groups]
+    ms_between = m * sum((mu - grand) ** 2 for mu in means) / (k - 1)
+    ms_within = sum((x - mu) ** 2 for g, mu in zip(groups, means, strict=True) for x in g) / (
+        k * (m - 1)
+    )
+    p = float(stats.f.sf(ms_between / ms_within, k - 1, k * (m - 1)))
+    between = max(0.0, (ms_between - ms_within) / m)
+    return p, math.sqrt(between), math.sqrt(ms_within)
+
+
+def main(rounds: int, windows: int, server: str, page: str) -> int:
+    work = Path(tempfile.mkdtemp(prefix="djbench-luck-"))
+    path = scenario_file(page, windows, work)
+    command = [
+        sys.executable, "manage.py", "runbench", "--servers", server,
+        "--scenario-file", str(path), "--axis", "DJBENCH_LUCK=a,b",
+        "--trials", str(rounds), "--duration", "2", "--warmup", "1", "--ws-idle", "0",
+        "--output", str(work / "results"), "--no-color",
+    ]  # fmt: skip
+    print("$", " ".join(command), flush=True)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    if done.returncode not in (0, 1):
+        print(done.stdout[-3000:], done.stderr[-3000:])
+        return done.returncode
+    [results] = sorted((work / "results").glob("*.json"))
+    document = load(results)
+    by_side: dict[str, dict[int, list[float]]] = {}
+    for entry in document.results:
+        side = by_side.setdefault(entry.label, {})
+        for t in entry.trials:
+            if t.valid and t.rps:
+                side.setdefault(t.round, []).append(math.log(t.rps))
+    print(f"{results}: {server}, {page} x {windows} windows a lifetime, {rounds} rounds")
+    means: dict[str, dict[int, float]] = {}
+    for label, lifetimes in sorted(by_side.items()):
+        groups = [g for g in lifetimes.values() if len(g) == windows]
+        p, between, within = components(groups)
+        means[label] = {r: statistics.fmean(g) for r, g in lifetimes.items() if len(g) == windows}
+        print(
+            f"  {label}: {len(groups)} lifetimes; F test p = {p:.3g}; sd between lifetimes "
+            f"{between:.4f}, within a lifetime {within:.4f} (log req/s)"
+        )
+    a, b = sorted(means)
+    shared = sorted(set(means[a]) & set(means[b]))
+    diffs = [means[a][r] - means[b][r] for r in shared]
+    within = statistics.fmean(
+        [components([g for g in by_side[s].values() if len(g) == windows])[2] for s in (a, b)]
+    )
+    print(
+        f"  A/A over {len(shared)} rounds: sd of log(A/B), each side its lifetime's mean: "
+        f"{statistics.stdev(diffs):.4f}; from the within-lifetime spread alone: "
+        f"{within * math.sqrt(2 / windows):.4f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    sys.exit(
+        main(
+            int(args[0]) if args else 8,
+            int(args[1]) if len(args) > 1 else 4,
+            args[2] if len(args) > 2 else "gunicorn-sync",
+            args[3] if len(args) > 3 else "movies-sync",
+        )
+    )
