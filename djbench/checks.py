@@ -199,10 +199,14 @@ SPEAKS_IN = frozenset(
 )
 
 
+# How a management command's argv starts: manage.py, django-admin, `python -m django`.
+COMMAND_LINES = ("manage.py", "django-admin", "django/__main__.py")
+
+
 def _in_another_command(argv: list[str]) -> bool:
     """True when argv is `manage.py X` or `django-admin X` for a command X not in
     SPEAKS_IN (tests and call_command run the checks as asked)."""
-    if len(argv) < 2 or not argv[0].endswith(("manage.py", "django-admin", "__main__.py")):
+    if len(argv) < 2 or not argv[0].endswith(COMMAND_LINES):
         return False
     return not argv[1].startswith("-") and argv[1] not in SPEAKS_IN
 

@@ -249,3 +249,6 @@ def test_the_answer_says_whom_the_race_left_behind(tmp_path: Path) -> None:
     [out] = [line for line in said if "Out of the race" in line]
     assert "uvicorn-h11 after round 3 (0.30x-0.40x the leader)" in out
     assert "uwsgi" not in out  # a winner on home: still in contention there
+    # A deployment the budget cut short of the plan was not raced out: not said so.
+    cut = load_run(write(tmp_path, "cut", entries, budget_cut=["uvicorn-h11"]))
+    assert not [line for line in answer.lines(cut) if "Out of the race" in line]

@@ -73,6 +73,8 @@ def test_benchinit_does_not_warn_about_the_file_it_writes(tmp_path: Path) -> Non
         (["manage.py", "runbench", "--quick"], False),
         (["manage.py", "benchinit"], False),
         (["/venv/bin/pytest", "tests"], False),
+        (["/venv/lib/python3.11/site-packages/pytest/__main__.py", "tests/x.py"], False),
+        (["/venv/lib/python3.11/site-packages/django/__main__.py", "migrate"], True),
         (["manage.py"], False),
     ],
 )

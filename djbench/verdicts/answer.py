@@ -188,9 +188,13 @@ def out_of_race(run: Run, pages: list[PageAnswer]) -> list[OutOfRace]:
     """Each deployment measured in fewer rounds than the run's last, shown slower than
     the leader on every page it was ranked on (never a winner, nor among the leaders an
     unstable pair blocked): what the race left behind, and when."""
-    last_of = {
-        p.label: max(t.round for t in p.entry.trials) + 1 for p in pairs_of(run) if p.entry.trials
-    }
+    last_of: dict[str, int] = {}
+    for p in pairs_of(run):
+        if p.entry.trials:
+            last = max(t.round for t in p.entry.trials) + 1
+            last_of[p.label] = max(last, last_of.get(p.label, 0))
+    for label in run.plan.budget_cut:  # short of the plan: cut by the budget, not raced out
+        last_of.pop(label, None)
     if not last_of:
         return []
     final = max(last_of.values())
@@ -207,7 +211,7 @@ def out_of_race(run: Run, pages: list[PageAnswer]) -> list[OutOfRace]:
     return [
         OutOfRace(label, last_of[label], sorted(found))
         for label, found in ratios.items()
-        if label not in leading and last_of.get(label, final) < final
+        if label in last_of and label not in leading and last_of[label] < final
     ]
 
 
