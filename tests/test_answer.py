@@ -252,3 +252,42 @@ def test_the_answer_says_whom_the_race_left_behind(tmp_path: Path) -> None:
     # A deployment the budget cut short of the plan was not raced out: not said so.
     cut = load_run(write(tmp_path, "cut", entries, budget_cut=["uvicorn-h11"]))
     assert not [line for line in answer.lines(cut) if "Out of the race" in line]
+
+
+def test_a_raced_layout_sweep_is_said_with_its_interval_and_ties(tmp_path: Path) -> None:
+    """Issue 56 item 4: layouts raced in whole rounds give the worker count with its
+    interval and the layouts the engine cannot tell from it; an unstable leader among
+    them gives no verdict, as in a ranking."""
+    ranked = [
+        entry("gunicorn-gthread", "home", [470.0, 480.0, 475.0]),
+        entry("uwsgi", "home", [300.0, 305.0, 310.0]),
+    ]
+
+    def row(workers: int, threads: int, rps: float, low: float, high: float) -> dict:
+        label = f"gunicorn-gthread{{workers={workers},threads={threads}}}"
+        return {
+            "label": label, "workers": workers, "threads": threads, "rps": rps,
+            "rps_low": low, "rps_high": high, "rounds": 3, "p99_ms": 90.0, "status": "ok",
+        }  # fmt: skip
+
+    rows = [
+        {"label": "gunicorn-gthread", "workers": 1, "threads": 4, "rps": 475.0, "status": "ok"},
+        row(1, 32, 480.0, 376.0, 575.0),
+        row(1, 4, 470.0, 455.0, 490.0),
+        row(2, 4, 402.0, 390.0, 415.0),
+    ]
+    swept = {
+        "server": "gunicorn-gthread", "leader": "gunicorn-gthread", "scenario": "home",
+        "page": "heaviest", "server_cpus": 1, "rows": rows, "rounds": 3,
+        "best": rows[1]["label"], "tied": [rows[2]["label"]],
+    }  # fmt: skip
+    said = answer.lines(load_run(write(tmp_path, "raced", ranked, layouts=swept)))
+    [workers] = [line for line in said if "workers, measured" in line]
+    assert "on the heaviest page, home: 1 worker(s) x 32 thread(s) served most" in workers
+    assert "480 req/s [376-575], p99 90 ms, raced over 3 rounds" in workers
+    assert workers.endswith("cannot be told from it: 1 worker(s) x 4 thread(s)")
+    blocked = {**swept, "tied": [], "unstable": [rows[1]["label"]]}
+    said = answer.lines(load_run(write(tmp_path, "blocked", ranked, layouts=blocked)))
+    [workers] = [line for line in said if "workers, measured" in line]
+    assert "1 worker(s) x 32 thread(s) highest so far, no verdict (" in workers
+    assert workers.endswith("of 1 worker(s) x 32 thread(s) varied too much to rank them")

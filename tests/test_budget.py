@@ -146,3 +146,31 @@ def test_a_short_budget_cuts_the_planned_rounds_and_says_so(
     plan = json.loads(path.read_text())["plan"]
     assert plan["budget_cut"] and plan["rounds_added"] == 0
     assert "spent before the planned rounds were done" in out.getvalue()
+
+
+@pytest.mark.servers
+def test_a_layout_sweep_is_raced_when_its_rounds_fit(live_database: str, tmp_path: Path) -> None:
+    """Issue 56 item 4, live: with time for three whole rounds of every layout, the
+    leader's server is raced on the heaviest page (its own layout among them), and the
+    answer gives the worker count with its interval (about 70 s here: the budget leaves
+    room, and the sweep ends when its rounds do)."""
+    if connection.vendor != "sqlite":
+        pytest.skip("independent of the database: run in the SQLite pass only")
+    out = StringIO()
+    call_command(
+        "runbench", "--servers", "gunicorn-gthread", "--scenarios", "health-sync,movies-sync",
+        "--trials", "3", "--duration", "0.5", "--warmup", "0.2", "--ws-idle", "0",
+        "--budget", "100s", "--no-setup", "--output", str(tmp_path), stdout=out,
+    )  # fmt: skip
+    [path] = tmp_path.glob("*.json")
+    data = json.loads(path.read_text())
+    swept = data["plan"]["layouts"]
+    assert swept["scenario"] == "movies-sync" and swept["page"] == "heaviest"
+    assert swept["rounds"] == 3, out.getvalue()[-3000:]
+    layouts = [e for e in data["results"] if e["config"] is not None]
+    assert any(e["config"] == "workers=1,threads=4" for e in layouts)  # the leader's own
+    for e in layouts:
+        assert [t["round"] for t in e["trials"]] == [3, 4, 5]
+    best = next(r for r in swept["rows"] if r["label"] == swept["best"])
+    assert best["rps_low"] < best["rps"] < best["rps_high"]
+    assert ", raced over 3 rounds" in out.getvalue()

@@ -114,7 +114,8 @@ def _workers(workers: int, threads: int | None) -> str:
 
 def sweep_lines(run: Run) -> list[str]:
     """The worker count, measured (djbench.run.layouts): the leader's server at each of
-    its layouts, one window each; said as a screen."""
+    its layouts; raced in rounds (its interval and ties) when the time left allowed,
+    else one window each, said as a screen."""
     swept = run.plan.layouts
     if swept is None:
         return []
@@ -123,6 +124,35 @@ def sweep_lines(run: Run) -> list[str]:
         why = "no layout was measured" if swept.rows[1:] else "no time was left"
         return [f"  workers: {why} to sweep {swept.server}'s layouts (give --budget more)"]
     best = next(r for r in measured if r.label == swept.best)
+    where = "the heaviest page, " if swept.page == "heaviest" else ""
+    head = (
+        f"  workers, measured on {where}{swept.scenario}: {_workers(best.workers, best.threads)} "
+        f"served most ({best.label}, {swept.server} on {swept.server_cpus} CPU(s)"
+    )
+    if swept.rounds >= rules.MIN_ROUNDS:
+        by_label = {r.label: r for r in swept.rows}
+        tied = [by_label[t] for t in swept.tied if t in by_label]
+        span = (
+            f" [{best.rps_low:,.0f}-{best.rps_high:,.0f}]" if best.rps_low and best.rps_high else ""
+        )
+        figure = (
+            f"{best.rps or 0:,.0f} req/s{span}"
+            + (f", p99 {best.p99_ms:,.0f} ms" if best.p99_ms is not None else "")
+            + f", raced over {swept.rounds} rounds"
+        )
+        if swept.unstable:
+            varied = [by_label[u] for u in swept.unstable if u in by_label]
+            return [
+                head.replace(" served most (", " highest so far, no verdict (")
+                + f"): {figure}; the windows of "
+                + ", ".join(_workers(v.workers, v.threads) for v in varied)
+                + " varied too much to rank them"
+            ]
+        return [
+            head
+            + f"): {figure}; cannot be told from it: "
+            + (", ".join(_workers(t.workers, t.threads) for t in tied) or "none")
+        ]
     tried = "; ".join(
         f"{_workers(r.workers, r.threads)} {r.rps:,.0f} req/s"
         + (f" p99 {r.p99_ms:,.0f} ms" if r.p99_ms is not None else "")
@@ -130,11 +160,8 @@ def sweep_lines(run: Run) -> list[str]:
         if r.rps is not None
     )
     return [
-        f"  workers, measured: {_workers(best.workers, best.threads)} served most "
-        f"({best.label}, {swept.server} on {swept.server_cpus} CPU(s); on "
-        + ("the heaviest page, " if swept.page == "heaviest" else "")
-        + f"{swept.scenario}: "
-        f"{tried}); one window each: a screen, not a test (--tune confirms)"
+        head + f"; {tried}); one window each: a screen, not a test (time for "
+        f"{rules.MIN_ROUNDS} rounds of every layout races them; --tune confirms)"
     ]
 
 

@@ -8,6 +8,7 @@ from django.utils.safestring import mark_safe
 from djbench.reports import charts
 from djbench.reports.answer_words import sweep_lines
 from djbench.reports.sections import Section, number
+from djbench.verdicts import rules
 from djbench.verdicts.runs import Run
 
 
@@ -23,18 +24,31 @@ def layout_sections(runs: list[Run]) -> list[Section]:
             continue
         rows = sorted(swept.rows, key=lambda r: (r.workers, r.threads or 0))
         measured = [r for r in rows if r.rps is not None and r.status == "ok"]
+        raced = swept.rounds >= rules.MIN_ROUNDS
         section = Section(
             id=f"layouts-{run.run_tag}",
             title=f"The worker count: {swept.server} on {swept.scenario}",
             intro=f"{swept.server} (the leader, {swept.leader}"
             + (", on the heaviest page" if swept.page == "heaviest" else "")
             + ") at each layout of its tuning "
-            f"space on {swept.server_cpus} server CPU(s), workers x threads, one window "
-            "each after the rounds: a screen with no interval, not a test (--tune "
-            "confirms).",
-            headers=["workers x threads", "req/s (one window)", "p99 ms", "status"],
+            f"space on {swept.server_cpus} server CPU(s), workers x threads, after the "
+            "rounds: "
+            + (
+                f"raced in {swept.rounds} whole rounds, each figure the median with its 95% "
+                "interval; the first row is the leader's layout as the rounds ran it."
+                if raced
+                else "one window each, a screen with no interval, not a test (--tune confirms)."
+            ),
+            headers=["workers x threads", "req/s", "95% interval", "rounds", "p99 ms", "status"],
             rows=[
-                [_layout(r.workers, r.threads), number(r.rps), number(r.p99_ms, 1), r.status]
+                [
+                    _layout(r.workers, r.threads),
+                    number(r.rps),
+                    f"{r.rps_low:,.0f}-{r.rps_high:,.0f}" if r.rps_low and r.rps_high else "none",
+                    str(r.rounds),
+                    number(r.p99_ms, 1),
+                    r.status,
+                ]
                 for r in rows
             ],
             notes=[line.strip() for line in sweep_lines(run)],
@@ -49,7 +63,9 @@ def layout_sections(runs: list[Run]) -> list[Section]:
                         for r in measured
                     ],
                     [r.rps or 0.0 for r in measured],
-                    "req/s, one window each (no interval)",
+                    "req/s (median, 95% interval)" if raced else "req/s, one window each",
+                    [r.rps_low or r.rps or 0.0 for r in measured],
+                    [r.rps_high or r.rps or 0.0 for r in measured],
                 )
             )
         if swept.skipped:

@@ -19,6 +19,11 @@ class LayoutRow(Model):
     threads: int | None = None
     rps: float | None = Field(default=None, description="None: not measured (status says why)")
     p99_ms: float | None = None
+    rounds: int = Field(default=1, description="its valid windows (rounds, when raced)")
+    rps_low: float | None = Field(
+        default=None, description="the 95% interval of its req/s over rounds (raced only)"
+    )
+    rps_high: float | None = None
     status: str = Field(description="the pair's status: ok, invalid, failed, ...")
 
 
@@ -37,7 +42,23 @@ class LayoutSweep(Model):
     )
     server_cpus: int
     rows: list[LayoutRow] = Field(default_factory=list)
-    best: str | None = Field(default=None, description="the row with the highest req/s")
+    best: str | None = Field(
+        default=None,
+        description="the row with the highest req/s (raced: the ranking's leader)",
+    )
+    rounds: int = Field(
+        default=1,
+        description="rounds of every layout: one (a screen), or raced in whole rounds",
+    )
+    tied: list[str] = Field(
+        default_factory=list,
+        description="raced: the layouts the engine cannot tell from the best",
+    )
+    unstable: list[str] = Field(
+        default_factory=list,
+        description="raced: leading layouts whose trials varied too much to rank (then no "
+        "verdict: `best` is the highest so far)",
+    )
     skipped: list[str] = Field(
         default_factory=list, description="layouts the budget left no time for"
     )

@@ -25,13 +25,23 @@ import time
 
 from djbench.launch.live import Deployment
 from djbench.plan.options import cpu_count
-from djbench.plan.tuning import space
+from djbench.plan.tuning import Candidate, space
 from djbench.results.model import LayoutRow, LayoutSweep, PairResult
 from djbench.run.bench import Bench, entry_key
+from djbench.run.pilot_fit import WINDOW_OVERHEAD_S
 from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
 from djbench.run.selection import deployment as at_layout
+from djbench.verdicts import rules
+from djbench.verdicts.ranking import rank
 from djbench.verdicts.runs import Pair
+from djbench.verdicts.thresholds import t_interval
+
+# A layout sweep is raced (every layout, the leader's own included, in whole rounds,
+# judged by the block design as the deployments are) when this many rounds of every
+# layout fit in the time left; else it is a screen, one window each.
+RACE_ROUNDS = rules.MIN_ROUNDS
+RACE_LAYOUTS = 3  # the block design's fewest deployments (engine/blocks.py)
 
 
 def leader(scenarios: list[str], results: list[PairResult], run_id: str) -> Pair | None:
@@ -88,6 +98,34 @@ def reserve(plan: Plan, each_s: float) -> float:
     return each_s * most if most > 1 else 0.0
 
 
+def _layout_s(plan: Plan, each_s: float) -> float:
+    """A layout's lifetime: a deployment's in the rounds less the windows of the pages
+    it does not run (a layout runs the one page)."""
+    settings = plan.settings
+    window = settings.duration + settings.warmup + WINDOW_OVERHEAD_S
+    others = len(plan.scenarios) * len(plan.concurrency) - 1
+    return max(1.0, each_s - others * window)
+
+
+def _chosen(
+    bench: Bench, each_s: float, base: Deployment, top: Pair, cpus: int
+) -> tuple[list[Candidate], int, list[str]]:
+    """(the layouts to run, the rounds, those left out). Raced when RACE_ROUNDS whole
+    rounds of every layout fit (the leader's own layout among them, so each comparison
+    is paired in the sweep's own rounds); else a screen, one window each, as many as
+    fit."""
+    everything = space(base.server.tuning, cpus)
+    ran = (top.entry.workers or 1, top.entry.threads)
+    others = [c for c in everything if (c.workers, c.threads) != ran or c.knobs]
+    # One layout's window is no round to keep paired (budget.ROUND_MARGIN's reason): a layout
+    # starts when a deployment's usual time is left, and run_benchmark starts none after
+    # the deadline.
+    fits = max(0, int((bench.until - time.monotonic()) / _layout_s(bench.plan, each_s)))
+    if len(everything) >= RACE_LAYOUTS and fits >= RACE_ROUNDS * len(everything):
+        return everything, RACE_ROUNDS, []
+    return others[:fits], 1, [c.label for c in others[fits:]]
+
+
 def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
     """Sweep the leader's server (None: nothing to sweep, said); `each_s` is the time a
     deployment took in the rounds, `round_index` the round its windows are recorded as."""
@@ -98,11 +136,7 @@ def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
     if top is None or base is None:
         return None
     cpus = cpu_count(base.cpus)
-    ran = (top.entry.workers or 1, top.entry.threads)
-    candidates = [
-        c for c in space(base.server.tuning, cpus) if (c.workers, c.threads) != ran or c.knobs
-    ]
-    if not candidates:
+    if len(space(base.server.tuning, cpus)) < 2:
         progress.say(f"layouts: {base.server.name} has one layout at {cpus} CPU(s): no sweep")
         return None
     record = LayoutSweep(
@@ -112,19 +146,27 @@ def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
         page="heaviest",
         server_cpus=cpus,
     )
-    # One layout's window is no round to keep paired (budget.ROUND_MARGIN's reason): a layout
-    # starts when a deployment's usual time is left, and run_benchmark starts none after
-    # the deadline.
-    fits = max(0, int((bench.until - time.monotonic()) / max(1.0, each_s)))
-    chosen, record.skipped = candidates[:fits], [c.label for c in candidates[fits:]]
+    chosen, rounds, record.skipped = _chosen(bench, each_s, base, top, cpus)
     if not chosen:
         progress.say(f"layouts: no time left to sweep {base.server.name}'s layouts")
         return record
     progress.say(
         f"layouts: {base.server.name} (the leader, {top.label}) at {len(chosen)} layout(s) "
-        f"on {top.scenario}, one window each"
+        f"on the heaviest page, {top.scenario}, "
+        + (f"in {rounds} rounds, raced" if rounds > 1 else "one window each")
     )
     layouts = [at_layout(base, c) for c in chosen]
+    started = _run(bench, top, layouts, rounds, round_index)
+    record.skipped += [d.config or d.label for d in layouts if d not in started]
+    _judge(record, top, started, recorder.document.results, document.run_id)
+    return record
+
+
+def _run(
+    bench: Bench, top: Pair, layouts: list[Deployment], rounds: int, round_index: int
+) -> list[Deployment]:
+    """The layouts' windows on the leader's page (its gate shared); those that ran."""
+    plan, recorder = bench.plan, bench.recorder
     scenario = next(s for s in plan.scenarios if s.name == top.scenario)
     concurrency = top.concurrency or max(plan.concurrency)
     for layout in layouts:  # the leader's gate, so known_gates does not start it twice
@@ -134,25 +176,47 @@ def sweep(bench: Bench, each_s: float, round_index: int) -> LayoutSweep | None:
         deployments=layouts,
         scenarios=[scenario],
         concurrency=[concurrency],
-        trials=1,
+        trials=rounds,
         first_round=round_index,
         seed=plan.seed + round_index,
     )
-    progress.grow(swept.total_trials())
-    run_benchmark(bench.with_plan(swept), stop_at=bench.deadline)
+    bench.progress.grow(swept.total_trials())
+    run_benchmark(bench.with_plan(swept), stop_at=bench.deadline, whole_rounds=rounds > 1)
     started: list[Deployment] = []
     for layout in layouts:  # a layout the deadline left unstarted is no pair of the run
         key = entry_key(layout.label, scenario.name, concurrency)
         if (entry := recorder.entries.get(key)) is not None and not entry.trials:
             del recorder.entries[key]
             recorder.document.results.remove(entry)
-            record.skipped.append(layout.config or layout.label)
         else:
             started.append(layout)
-    record.rows = [_in_rounds(top), *(_row(d, recorder.document.results) for d in started)]
+    return started
+
+
+def _judge(
+    record: LayoutSweep,
+    top: Pair,
+    started: list[Deployment],
+    results: list[PairResult],
+    run_id: str,
+) -> None:
+    """The rows, the layout that served most and, raced, those the engine cannot tell
+    from it (djbench.verdicts.ranking.rank: the block design over the sweep's rounds)."""
+    entries = [e for d in started if (e := next((r for r in results if r.label == d.label), None))]
+    pairs = [Pair(run_id, e) for e in entries if e.status == "ok"]
+    record.rounds = max((len(p.valid_trials) for p in pairs), default=0)
+    record.rows = [_in_rounds(top), *(_row(d, results) for d in started)]
+    ranking = rank(pairs) if len(pairs) >= RACE_LAYOUTS else None
+    if record.rounds >= rules.MIN_ROUNDS and ranking is not None and ranking.ranked:
+        # An unstable layout among the leaders blocks a verdict, as it does a ranking's:
+        # the highest so far is said, and which layouts varied too much.
+        best = ranking.winners[0] if ranking.winners else ranking.ranked[0]
+        record.best = best.label
+        record.tied = [p.label for p in ranking.winners[1:]]
+        record.unstable = [p.label for p in ranking.blocked]
+        return
     measured = [r for r in record.rows if r.rps is not None and r.status == "ok"]
     record.best = max(measured, key=lambda r: r.rps or 0.0).label if measured else None
-    return record
 
 
 def _in_rounds(top: Pair) -> LayoutRow:
@@ -177,4 +241,7 @@ def _row(d: Deployment, results: list[PairResult]) -> LayoutRow:
     p99 = [t.latency_ms.p99 for t in entry.trials if t.valid and t.latency_ms.p99 is not None]
     row.rps = statistics.median(rps) if rps else None
     row.p99_ms = statistics.median(p99) if p99 else None
+    row.rounds = len(rps)
+    if (span := t_interval(rps)) is not None:
+        row.rps_low, row.rps_high = span
     return row
