@@ -35,14 +35,16 @@ def layout_sections(runs: list[Run]) -> list[Section]:
             "rounds: "
             + (
                 f"raced in {swept.rounds} whole rounds, each figure the median with its 95% "
-                "interval; the first row is the leader's layout as the rounds ran it."
+                "interval; the row marked 'in the rounds' is the leader as the rounds ran "
+                "it (not paired with the sweep's rounds)."
                 if raced
                 else "one window each, a screen with no interval, not a test (--tune confirms)."
             ),
             headers=["workers x threads", "req/s", "95% interval", "rounds", "p99 ms", "status"],
             rows=[
                 [
-                    _layout(r.workers, r.threads),
+                    _layout(r.workers, r.threads)
+                    + (" (in the rounds)" if r.label == swept.leader else ""),
                     number(r.rps),
                     f"{r.rps_low:,.0f}-{r.rps_high:,.0f}" if r.rps_low and r.rps_high else "none",
                     str(r.rounds),
@@ -59,6 +61,7 @@ def layout_sections(runs: list[Run]) -> list[Section]:
                     f"{swept.server} on {swept.scenario}: req/s by layout (workers x threads)",
                     [
                         _layout(r.workers, r.threads)
+                        + (" (in the rounds)" if r.label == swept.leader else "")
                         + (f"  p99 {r.p99_ms:,.0f} ms" if r.p99_ms is not None else "")
                         for r in measured
                     ],

@@ -220,13 +220,17 @@ def _judge(
 
 
 def _in_rounds(top: Pair) -> LayoutRow:
-    """The layout the rounds ran: its rounds' medians."""
+    """The layout the rounds ran: its rounds' medians and interval."""
+    span = t_interval(top.series("rps"))
     return LayoutRow(
         label=top.label,
         workers=top.entry.workers or 1,
         threads=top.entry.threads,
         rps=top.median("rps"),
         p99_ms=top.median("p99"),
+        rounds=len(top.valid_trials),
+        rps_low=span[0] if span else None,
+        rps_high=span[1] if span else None,
         status=top.status,
     )
 
