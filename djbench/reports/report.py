@@ -22,7 +22,7 @@ from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import budget_text, md_cell, md_text, say, ws_short
 from djbench.servers import caddy
 from djbench.verdicts.held import held
-from djbench.verdicts.ranking import cause, unfit
+from djbench.verdicts.ranking import cause, rps_interval, unfit
 from djbench.verdicts.runs import Pair, Run
 
 
@@ -219,6 +219,7 @@ def proxy_section(runs: list[Run]) -> Section | None:
     labels: list[str] = []
     direct_rps: list[float] = []
     caddy_rps: list[float] = []
+    spans: dict[str, list[tuple[float, float] | None]] = {"direct": [], "behind Caddy": []}
     for run in runs:
         direct = {
             (p.server, p.entry.variant_label, p.scenario, p.concurrency): p
@@ -234,6 +235,8 @@ def proxy_section(runs: list[Run]) -> Section | None:
             labels.append(f"{p.server}{where} {p.scenario}")
             direct_rps.append(base.median("rps") or 0)
             caddy_rps.append(p.median("rps") or 0)
+            spans["direct"].append(rps_interval(base))
+            spans["behind Caddy"].append(rps_interval(p))
             caddy_mem = p.entry.proxy_memory_mb.pss_peak if p.entry.proxy_memory_mb else None
             rows.append(
                 [
@@ -258,7 +261,8 @@ def proxy_section(runs: list[Run]) -> Section | None:
                 "req/s direct and behind Caddy",
                 labels,
                 {"direct": direct_rps, "behind Caddy": caddy_rps},
-                "req/s",
+                "req/s (median, 95% interval over rounds)",
+                spans,
             )
         ),
         headers=[
