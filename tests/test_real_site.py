@@ -258,7 +258,7 @@ def test_a_real_site_is_found_verified_and_measured_on_the_same_data(
     assert "closes every connection: measured with a new connection per request" in text
     [guide] = out.glob("*.guide.md")
     head = guide.read_text().split("## Answer")[0]
-    assert "channel layer none" in head and "1 round(s) of 1.0 s windows" in head
+    assert "channel layer none" in head and "1 round(s), 1 s windows" in head
     assert " ?" not in head and "?," not in head  # words true to the run, never "?"
     assert "## Your deployments, as djbench ran them" in guide.read_text()
 

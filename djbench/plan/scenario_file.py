@@ -230,8 +230,7 @@ class DeploymentKeys(_Strict):
     )
     server: str = Field(
         min_length=1,
-        description="the registry entry it is measured as",
-        examples=["uwsgi"],
+        description="the registry entry it is measured as (a server `runbench --list` names)",
     )
     command: str = Field(
         min_length=1, description="the command, as written", examples=["uwsgi docker/uwsgi.ini"]
