@@ -50,7 +50,7 @@ def what_ran(run: Run) -> str:
         said = f"{repeats} repeat(s)" if repeats else "one search, no repeat"
         return f"open-loop capacity search within p99 {slo:g} ms, {said}"
     levels = ",".join(str(c) for c in run.plan.concurrency)
-    loop = f"{run.plan.loop}-loop, " if run.plan.loop == "open" else ""
+    loop = "open-loop, " if run.plan.loop == "open" else ""
     return f"{loop}c={levels or 'none'}, {rounds_done(run)}"
 
 
@@ -125,9 +125,11 @@ def sweep_lines(run: Run) -> list[str]:
         return [f"  workers: {why} to sweep {swept.server}'s layouts (give --budget more)"]
     best = next(r for r in measured if r.label == swept.best)
     where = "the heaviest page, " if swept.page == "heaviest" else ""
+    # An unstable layout among the leaders: the highest so far, no verdict (as a ranking).
+    verb = "highest so far, no verdict" if swept.unstable else "served most"
     head = (
         f"  workers, measured on {where}{swept.scenario}: {_workers(best.workers, best.threads)} "
-        f"served most ({best.label}, {swept.server} on {swept.server_cpus} CPU(s)"
+        f"{verb} ({best.label}, {swept.server} on {swept.server_cpus} CPU(s)"
     )
     if swept.rounds >= rules.MIN_ROUNDS:
         by_label = {r.label: r for r in swept.rows}
@@ -143,7 +145,7 @@ def sweep_lines(run: Run) -> list[str]:
         if swept.unstable:
             varied = [by_label[u] for u in swept.unstable if u in by_label]
             return [
-                head.replace(" served most (", " highest so far, no verdict (")
+                head
                 + f"): {figure}; the windows of "
                 + ", ".join(_workers(v.workers, v.threads) for v in varied)
                 + " varied too much to rank them"

@@ -47,35 +47,40 @@ def _svg(fig: Figure) -> str:
     return text[text.index("<svg") :]  # drop the XML prolog: it is inlined in HTML
 
 
+Span = tuple[float, float] | None
+
+
+def _whiskers(values: list[float], spans: list[Span]) -> list[list[float]]:
+    """matplotlib's xerr/yerr: each value's distance down and up to its interval's ends
+    (none without an interval; never negative, as a median may sit outside a geometric
+    mean's interval)."""
+    return [
+        [max(0.0, v - s[0]) if s else 0.0 for v, s in zip(values, spans, strict=True)],
+        [max(0.0, s[1] - v) if s else 0.0 for v, s in zip(values, spans, strict=True)],
+    ]
+
+
 def hbar(
     title: str,
     labels: list[str],
     values: list[float],
     unit: str,
-    low: list[float] | None = None,
-    high: list[float] | None = None,
+    spans: list[Span] | None = None,
 ) -> str:
-    """Horizontal bars, largest first, with optional min-max whiskers (trial spread)."""
+    """Horizontal bars, largest first, each with its interval as a whisker where
+    `spans` gives one."""
     height = max(1.6, 0.32 * len(labels) + 0.8)
     fig, ax = _pyplot().subplots(figsize=(7.5, height))
     ys = list(range(len(labels)))[::-1]
-    xerr = None
-    if low is not None and high is not None:
-        xerr = [
-            [max(0.0, v - lo) for v, lo in zip(values, low, strict=True)],
-            [max(0.0, hi - v) for v, hi in zip(values, high, strict=True)],
-        ]
+    xerr = None if spans is None else _whiskers(values, spans)
     ax.barh(ys, values, xerr=xerr, color="#4C72B0", ecolor="#333333", capsize=2)
     ax.set_yticks(ys, labels)
     ax.set_xlabel(unit)
     ax.set_title(title, loc="left")
-    ends = high if high is not None else values  # labels go past the whisker
-    for y, v, end in zip(ys, values, ends, strict=True):
-        ax.text(max(v, end), y, f" {v:,.0f}" if v >= 10 else f" {v:,.2f}", va="center", fontsize=8)
+    ends = values if xerr is None else [v + up for v, up in zip(values, xerr[1], strict=True)]
+    for y, v, end in zip(ys, values, ends, strict=True):  # labels go past the whisker
+        ax.text(end, y, f" {v:,.0f}" if v >= 10 else f" {v:,.2f}", va="center", fontsize=8)
     return _svg(fig)
-
-
-Span = tuple[float, float] | None
 
 
 def grouped(
@@ -96,12 +101,7 @@ def grouped(
             len(labels) - 1 - j + (n - 1 - i) * width - 0.4 + width / 2 for j in range(len(labels))
         ]
         ranges = (spans or {}).get(name)
-        xerr = None
-        if ranges is not None:
-            xerr = [
-                [max(0.0, v - r[0]) if r else 0.0 for v, r in zip(values, ranges, strict=True)],
-                [max(0.0, r[1] - v) if r else 0.0 for v, r in zip(values, ranges, strict=True)],
-            ]
+        xerr = None if ranges is None else _whiskers(values, ranges)
         ax.barh(ys, values, height=width, label=name, xerr=xerr, ecolor="#333333", capsize=1.5)
     ax.set_yticks(list(range(len(labels)))[::-1], labels)
     ax.set_xlabel(unit)
@@ -217,10 +217,8 @@ def _style(index: int, count: int) -> tuple[Colour, str]:
     return colour, MARKERS[index % len(MARKERS)]
 
 
-def _error(value: float, span: tuple[float, float] | None) -> list[list[float]] | None:
-    if span is None:
-        return None
-    return [[max(0.0, value - span[0])], [max(0.0, span[1] - value)]]
+def _error(value: float, span: Span) -> list[list[float]] | None:
+    return None if span is None else _whiskers([value], [span])
 
 
 def _scatter_panel(

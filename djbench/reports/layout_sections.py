@@ -67,8 +67,10 @@ def layout_sections(runs: list[Run]) -> list[Section]:
                     ],
                     [r.rps or 0.0 for r in measured],
                     "req/s (median, 95% interval)" if raced else "req/s, one window each",
-                    [r.rps_low or r.rps or 0.0 for r in measured],
-                    [r.rps_high or r.rps or 0.0 for r in measured],
+                    [
+                        (r.rps_low, r.rps_high) if r.rps_low and r.rps_high else None
+                        for r in measured
+                    ],
                 )
             )
         if swept.skipped:

@@ -22,28 +22,33 @@ def ranked(pair: Pair) -> bool:
     return pair.ok and unfit(pair) is None
 
 
+def ranked_pages(runs: list[Run]) -> list[tuple[str, list[Pair]]]:
+    """Each page of the runs (in their order) with the pairs a decision reads that may
+    be ranked there; a page with none is left out. Starved or invalid pairs are never
+    drawn or tabled among the valid ones: they are in the trade-offs apart, and in "Not
+    ranked"."""
+    found = []
+    for scenario in dict.fromkeys(s for run in runs for s in run.scenarios()):
+        pairs = [p for run in runs for p in answer.pairs_of(run, scenario) if ranked(p)]
+        if pairs:
+            found.append((scenario, pairs))
+    return found
+
+
 def scenario_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
     sections = []
-    scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
-    for scenario in scenarios:
-        # Starved or invalid pairs are never drawn or tabled among the valid ones: they
-        # are in the trade-offs apart, and in "Not ranked".
-        pairs = [p for run in runs for p in answer.pairs_of(run, scenario) if ranked(p)]
-        if not pairs:
-            continue
+    for scenario, pairs in ranked_pages(runs):
         pairs.sort(key=lambda p: -(p.median("rps") or 0))
         labels = [label_of(p, many) for p in pairs]
         rps = [p.median("rps") or 0 for p in pairs]
         spans = [rps_interval(p) for p in pairs]
-        low = [span[0] if span else v for span, v in zip(spans, rps, strict=True)]
-        high = [span[1] if span else v for span, v in zip(spans, rps, strict=True)]
         section = Section(
             id=f"scenario-{scenario}",
             title=f"Throughput: {scenario}",
             intro="Median req/s over rounds; whiskers are the 95% interval over rounds "
             "(none: one round, no interval).",
-            svg=mark_safe(charts.hbar(f"{scenario}: req/s", labels, rps, "req/s", low, high)),
+            svg=mark_safe(charts.hbar(f"{scenario}: req/s", labels, rps, "req/s", spans)),
             headers=[
                 "server",
                 "proxy",
@@ -93,12 +98,8 @@ def _span(span: tuple[float, float] | None, digits: int = 0) -> str:
 def latency_sections(runs: list[Run]) -> list[Section]:
     many = len(runs) > 1
     sections = []
-    scenarios = list(dict.fromkeys(s for run in runs for s in run.scenarios()))
-    for scenario in scenarios:
-        pairs = [p for run in runs for p in answer.pairs_of(run, scenario) if ranked(p)]
+    for scenario, pairs in ranked_pages(runs):
         levels = sorted({p.concurrency or 0 for p in pairs})
-        if not pairs:
-            continue
         by_server: dict[str, dict[int, Pair]] = defaultdict(dict)
         for p in pairs:
             name = f"{p.label} [{p.run_tag}]" if many else p.label

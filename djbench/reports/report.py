@@ -16,84 +16,15 @@ from djbench.reports.hop_words import hop_advice, hop_causes
 from djbench.reports.layout_sections import layout_sections
 from djbench.reports.mix_output import mix_sections
 from djbench.reports.page_sections import latency_sections, scenario_sections
+from djbench.reports.resource_sections import efficiency_section, held_section, memory_section
 from djbench.reports.search_sections import capacity_sections, sweep_sections
 from djbench.reports.sections import Section, label_of, number, row_name
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
-from djbench.reports.words import budget_text, md_cell, md_text, say, ws_short
+from djbench.reports.words import budget_text, md_cell, md_text, say
 from djbench.servers import caddy
 from djbench.verdicts.held import held
 from djbench.verdicts.ranking import cause, rps_interval, unfit
-from djbench.verdicts.runs import Pair, Run
-
-
-def memory_section(runs: list[Run]) -> Section | None:
-    many = len(runs) > 1
-    worst: dict[str, Pair] = {}
-    for run in runs:
-        for p in run.pairs:
-            if p.ok and unfit(p) is None and p.memory("pss_peak"):
-                name = f"{p.label} [{p.run_tag}]" if many else p.label
-                if name not in worst or (p.memory("pss_peak") or 0) > (
-                    worst[name].memory("pss_peak") or 0
-                ):
-                    worst[name] = p
-    if not worst:
-        return None
-    names = sorted(worst, key=lambda n: worst[n].memory("pss_peak") or 0)
-    section = Section(
-        id="memory",
-        title="Memory (PSS of the whole process tree)",
-        intro="PSS splits shared pages between the processes sharing them, so the tree's sum "
-        "is its real footprint. Peak is the largest over every scenario; the largest "
-        "worker's USS is the cost of one more worker. The proxy is listed apart.",
-        svg=mark_safe(
-            charts.grouped(
-                "Memory per server (MiB)",
-                names,
-                {
-                    "PSS idle": [worst[n].memory("pss_idle") or 0 for n in names],
-                    "PSS peak": [worst[n].memory("pss_peak") or 0 for n in names],
-                    "largest worker USS": [worst[n].memory("uss_worker_peak") or 0 for n in names],
-                },
-                "MiB",
-            )
-        ),
-        headers=[
-            "server",
-            "processes",
-            "PSS idle MiB (median)",
-            "PSS peak MiB (max of trials)",
-            "PSS after MiB",
-            "USS peak MiB",
-            "largest worker USS MiB",
-            "RSS peak MiB",
-            "proxy PSS peak MiB",
-        ],
-    )
-    for n in names:
-        p = worst[n]
-        proxy = p.entry.proxy_memory_mb.pss_peak if p.entry.proxy_memory_mb else None
-        section.rows.append(
-            [
-                n,
-                str(p.memory("processes") or ""),
-                number(p.memory("pss_idle"), 1),
-                number(p.memory("pss_peak"), 1),
-                number(p.memory("pss_after"), 1),
-                number(p.memory("uss_peak"), 1),
-                number(p.memory("uss_worker_peak"), 1),
-                number(p.memory("rss_peak"), 1),
-                number(proxy, 1),
-            ]
-        )
-    idle = [(p, w) for run in runs for p in run.pairs if (w := p.entry.ws_idle) is not None]
-    section.notes += [
-        f"{p.label}: {w.opened} idle WebSocket connections"
-        + f", PSS {w.pss_before_mb} -> {w.pss_with_mb} MiB ({w.per_connection_kb} KiB each)"
-        + (f"; warning: {short}" if (short := ws_short(w)) else "")
-        for p, w in idle
-    ]
-    return section
+from djbench.verdicts.runs import Run
 
 
 def version_sections(runs: list[Run]) -> list[Section]:
@@ -187,31 +118,6 @@ def soak_sections(runs: list[Run]) -> list[Section]:
                     )
                 )
     return sections
-
-
-def efficiency_section(runs: list[Run]) -> Section | None:
-    many = len(runs) > 1
-    pairs = [
-        p for run in runs for p in run.pairs if p.ok and unfit(p) is None and p.rps_per_100mb()
-    ]
-    if not pairs:
-        return None
-    pairs.sort(key=lambda p: -(p.rps_per_100mb() or 0))
-    labels = [f"{label_of(p, many)} {p.scenario}" for p in pairs]
-    return Section(
-        id="efficiency",
-        title="Requests per second per 100 MiB of peak PSS",
-        svg=mark_safe(
-            charts.hbar(
-                "req/s per 100 MiB of PSS",
-                labels,
-                [p.rps_per_100mb() or 0 for p in pairs],
-                "req/s per 100 MiB (median peak)",
-            )
-        ),
-        headers=["server", "scenario", "req/s per 100 MiB"],
-        rows=[[label_of(p, many), p.scenario, number(p.rps_per_100mb())] for p in pairs],
-    )
 
 
 def proxy_section(runs: list[Run]) -> Section | None:
@@ -350,39 +256,6 @@ def churn_section(runs: list[Run]) -> Section | None:
         headers=[
             *("server", "proxy", "scenario", "workers", "event", "at s", "failed"),
             *("worst p99 ms", "steady p99 ms", "back after s", "kept serving"),
-        ],
-        rows=rows,
-    )
-
-
-def held_section(runs: list[Run]) -> Section | None:
-    """Threads, descriptors, database connections, exceptions and leak verdicts per pair."""
-    many = len(runs) > 1
-    rows = []
-    for run in runs:
-        for p in run.pairs:
-            h = held(p.entry)
-            if h is None:
-                continue
-            rows.append(
-                [
-                    row_name(p, many), p.scenario, str(h.threads_peak), str(h.fds_peak),
-                    number(h.db_peak), number(h.db_after), number(h.explained), exceptions_text(h),
-                    "; ".join(say(v) for v in h.verdicts),
-                ]
-            )  # fmt: skip
-    if not rows:
-        return None
-    return Section(
-        id="held",
-        title="What each server held: threads, descriptors, database connections",
-        intro="Peaks over the trials, summed over the server's processes; database "
-        "connections on PostgreSQL only (pg_stat_activity, by the application_name runbench "
-        "gives the server), the most at one reading and 0.2 s after the load; layout: the "
-        "connections its workers and threads (or pool) explain.",
-        headers=[
-            *("server", "scenario", "threads", "fds", "DB conns", "after", "layout"),
-            *("exceptions raised", "found"),
         ],
         rows=rows,
     )

@@ -1,14 +1,17 @@
 """The worker count, measured: after a plain run's rounds, the server leading the heaviest
-page at every layout of its tuning space, on that page, one window each, back to back,
-within the budget.
+page at every layout of its tuning space, on that page, within the budget: raced in
+whole rounds when they fit, else one window each.
 
 The rounds rank deployments at one layout each (the profile's one worker, a project's
 own file's). Which worker/thread count to run is a question of its own: the answer
 names the layout that served most in this short sweep of the leader's server (the
 layouts of djbench.plan.tuning.space, at the server CPUs the run pins it to); the
-layout the rounds ran is a row with its rounds' median. One window a layout is a
-screen, not a test (the answer says so); --tune is the search with confirmation
-rounds. A project's own deployment that leads is swept as the registry server it runs
+layout the rounds ran is a row with its rounds' median. When RACE_ROUNDS whole rounds of
+every layout fit in the time left, they are raced (the leader's own layout among them,
+so every comparison is paired in the sweep's rounds) and judged by the block design as
+the deployments are: the layout, its interval and its ties. Otherwise one window a
+layout is a screen, not a test (the answer says so); --tune is the search with
+confirmation rounds. A project's own deployment that leads is swept as the registry server it runs
 (its file's layout is the one in use, measured in the rounds).
 
 The layouts share the leader's verify gate (the same server and application: the
