@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.console import Console
@@ -22,6 +23,7 @@ METHODS = {
     "paired": "paired t on per-round log-ratios",
     "blocked": "t on the block design's pooled error (rounds x deployments)",
     "unpaired": "Welch t on log values",
+    "screened": "a screen on fewer rounds than the paired test needs",
 }
 
 STYLE = {
@@ -45,6 +47,9 @@ def method_text(m: MetricChange) -> str:
         return f"paired t on {e.n_base} per-round log-ratios{said}"
     if e.method == "blocked":
         return f"{METHODS['blocked']}, {e.n_base} rounds, {e.df:.0f} degrees of freedom"
+    if e.method == "screened":
+        on = "a z test at the screen's sd" if math.isinf(e.df) else f"{e.df:.0f} degrees of freedom"
+        return f"{METHODS['screened']}, {e.n_base} round(s), {on}"
     return f"Welch t on log values, {e.n_base} vs {e.n_new} trials"
 
 

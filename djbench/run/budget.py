@@ -29,13 +29,21 @@ round would not fit spends what the looks before it left.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from djbench.launch.live import Deployment
 from djbench.run.bench import Bench, Recorder
 from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
-from djbench.verdicts.open_questions import EXTRA_ROUNDS_MAX, Open, look_level, open_questions
+from djbench.verdicts.open_questions import (
+    EXTRA_ROUNDS_MAX,
+    Open,
+    look_level,
+    open_questions,
+    out_of_contention,
+)
 
 # A round is added only when this many times its expected length is left: a deployment's
 # time varies 20-30% here, and a round cut by the deadline is unpaired (CI once ran one
@@ -57,11 +65,14 @@ def open_items(
     return {label: frozenset(items) for label, items in found.items()}
 
 
-def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
+def short_of_plan(plan: Plan, recorder: Recorder, dropped: Iterable[str] = ()) -> list[str]:
     """Deployments with a measured pair (ok or invalid) short of the planned trials, or
-    never started: what a budget spent before the plan was done cut."""
+    never started: what a budget spent before the plan was done cut (the race's
+    `dropped` were stopped on purpose, not cut)."""
     short = []
     for deployment in plan.deployments:
+        if deployment.label in dropped:
+            continue
         entries = [e for e in recorder.entries.values() if e.label == deployment.label]
         measured = [e for e in entries if e.status in ("ok", "invalid")]
         if not entries or any(len(e.trials) < plan.trials for e in measured):
@@ -69,22 +80,100 @@ def short_of_plan(plan: Plan, recorder: Recorder) -> list[str]:
     return short
 
 
-def planned_rounds(bench: Bench) -> Bench:
-    """The planned rounds, each run whole or not at all before the bench's deadline;
-    the bench for the rounds that ran (fewer than planned: said and recorded)."""
-    plan, recorder = bench.plan, bench.recorder
+@dataclasses.dataclass
+class Planned:
+    """What the planned rounds did: the bench of the rounds that ran, the deployments
+    the race dropped (label -> the rounds they ran), the lifetimes and windows run."""
+
+    bench: Bench
+    dropped: dict[str, int] = dataclasses.field(default_factory=dict)
+    lifetimes: int = 0
+    windows: int = 0
+
+
+def planned_rounds(bench: Bench, made: list[int]) -> Planned:
+    """The planned rounds, one at a time, each run whole or not at all before the bench's
+    deadline, raced from the first: after each round but the last, a look of the
+    sequential design (its round appended to `made`) stops measuring every deployment
+    out of contention on every page it runs (open_questions.out_of_contention: the
+    leader shown better than it at the look's level); the rest run the next round."""
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
+    done = Planned(bench)
+    alive = list(plan.deployments)
+    each: list[float] = []  # a deployment's lifetime, round by round
     started = time.monotonic()
-    begun = run_benchmark(bench, stop_at=bench.until, whole_rounds=True)
+    for r in range(plan.trials):
+        if r and time.monotonic() + len(alive) * statistics.median(each) >= bench.until:
+            _cut(done, r, time.monotonic() - started)
+            break
+        progress.say(
+            f"round {plan.first_round + r + 1} of {plan.first_round + plan.trials}: "
+            f"{len(alive)} deployment(s), in a fresh order"
+            + (f" ({len(done.dropped)} out of the race)" if done.dropped else "")
+        )
+        one = dataclasses.replace(
+            plan, deployments=alive, trials=1, first_round=plan.first_round + r
+        )
+        began = time.monotonic()
+        if not run_benchmark(bench.with_plan(one), stop_at=bench.until):
+            _cut(done, r, time.monotonic() - started)
+            break
+        recorder.save()
+        each.append((time.monotonic() - began) / len(alive))
+        done.lifetimes, done.windows = (
+            done.lifetimes + len(alive),
+            done.windows + one.total_trials(),
+        )
+        if r + 1 < plan.trials:
+            made.append(r + 1)
+            alive = _look(bench, alive, done, r + 1, look_level(plan.trials, made, False))
+    return done
+
+
+def _look(
+    bench: Bench, alive: list[Deployment], done: Planned, rounds: int, level: float
+) -> list[Deployment]:
+    """A planned round's look: the deployments out of contention leave the race (said,
+    and their slots of the rounds left counted done); the others, in plan order."""
+    plan = bench.plan
+    document = bench.recorder.document
+    out = out_of_contention(document.results, document.run_id, level, [d.label for d in alive])
+    if not out:
+        return alive
+    for found in out:
+        done.dropped[found.label] = rounds
+        why = (
+            "every pair failed"
+            if found.failed
+            else "the leader faster on every page it was ranked on, "
+            + ", ".join(f"{r:.2f}x" for r in found.ratios)
+        )
+        bench.progress.say(
+            f"race: {found.label} out after round {rounds} ({why}; look at {level:.3g})"
+        )
+    gone = {f.label for f in out}
+    skipped = sum(
+        len(plan.items({s.name for s in plan.scenarios})) for d in alive if d.label in gone
+    )
+    bench.progress.advance(skipped * (plan.trials - rounds), "")
+    return [d for d in alive if d.label not in gone]
+
+
+def _cut(done: Planned, begun: int, took: float) -> None:
+    """The budget ends the planned rounds after `begun`: said and recorded; the bench
+    keeps the rounds that ran."""
+    bench = done.bench
+    plan, recorder = bench.plan, bench.recorder
     if not 0 < begun < plan.trials:
-        return bench
+        return
     bench.progress.say(
         f"budget: {begun} of the {plan.trials} planned round(s) run; the next would "
-        f"not end within the budget at this run's pace ({time.monotonic() - started:.0f} "
-        f"s for {begun}): the race spends what is left"
+        f"not end within the budget at this run's pace ({took:.0f} s for {begun}): the "
+        "race spends what is left"
     )
     record = recorder.document.plan
     record.trials_asked, record.trials = record.trials_asked or plan.trials, begun
-    return bench.with_plan(dataclasses.replace(plan, trials=begun))
+    done.bench = bench.with_plan(dataclasses.replace(plan, trials=begun))
 
 
 def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tuple[int, list[str]]:
@@ -94,14 +183,16 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
     every deployment of a round has its trial and the round stays paired. `keep(each)`:
     seconds left out of the race for what follows it (each: a deployment's time)."""
     started = time.monotonic()
-    bench = planned_rounds(bench)
+    made: list[int] = []
+    done = planned_rounds(bench, made)
+    bench = done.bench
     plan, recorder, progress, deadline = bench.plan, bench.recorder, bench.progress, bench.until
     took = time.monotonic() - started
-    each = took / max(1, plan.trials * len(plan.deployments))
+    each = took / max(1, done.lifetimes)
     # A round's cost in units: one per window and one per server lifetime (its start,
     # idle memory and stop are about a window's time here).
-    unit = took / max(1, plan.total_trials() + plan.trials * len(plan.deployments))
-    recorder.document.plan.budget_cut = short_of_plan(plan, recorder)
+    unit = took / max(1, done.windows + done.lifetimes)
+    recorder.document.plan.budget_cut = short_of_plan(plan, recorder, done.dropped)
     if recorder.document.plan.budget_cut:
         progress.say(
             f"the budget was spent before the planned {plan.trials} round(s) were done: "
@@ -109,7 +200,6 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
         )
     added = 0
     still: list[str] = []
-    made: list[int] = []
     while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
         made.append(plan.trials + added)
@@ -123,7 +213,6 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
             deployments=chosen,
             trials=1,
             first_round=plan.first_round + plan.trials + added,
-            seed=plan.seed + added,
             only=items,
         )
         left = deadline - keep(each) - time.monotonic()

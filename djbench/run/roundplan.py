@@ -38,8 +38,9 @@ class Plan:
         return [(s, c) for s, c in found if (s.name, c) in wanted]
 
     def rounds(self) -> list[list[Deployment]]:
-        """One shuffled order of deployments per trial round: drift spreads over all."""
-        rng = random.Random(self.seed)
+        """One shuffled order of deployments per trial round: drift spreads over all (a
+        plan of later rounds, as a race's round, draws its own orders)."""
+        rng = random.Random(f"{self.seed}:{self.first_round}" if self.first_round else self.seed)
         return [rng.sample(self.deployments, len(self.deployments)) for _ in range(self.trials)]
 
     def total_trials(self) -> int:

@@ -28,11 +28,11 @@ class Open:
         return f"{self.leader} ~ {self.other} on {self.scenario} c{self.concurrency}"
 
 
-def open_questions(
-    results: list[PairResult], run_id: str, level: float = decide.ALPHA
-) -> list[Open]:
-    """Each ranking's leader against every other eligible pair at this look's `level`,
-    by the answer's own test (ranking.leader_decisions): the comparisons still open."""
+def _judged(
+    results: list[PairResult], run_id: str, level: float
+) -> list[tuple[str, int | None, Pair, list[tuple[Pair, decide.Decision]]]]:
+    """Each ranking (scenario, concurrency) of the eligible pairs: its leader by median
+    req/s, and the answer's own test of it against each other pair at `level`."""
     groups: dict[tuple[str, int | None], list[Pair]] = {}
     for entry in results:
         pair = Pair(run_id, entry)
@@ -41,11 +41,68 @@ def open_questions(
     found = []
     for (scenario, concurrency), pairs in groups.items():
         ranked = sorted(pairs, key=lambda p: -(p.median("rps") or 0))
-        leader = ranked[0]
-        decisions = leader_decisions(leader, ranked[1:], level)
-        for other, decision in zip(ranked[1:], decisions, strict=True):
-            if decision.verdict not in ("better", "equivalent"):
-                found.append(Open(leader.label, other.label, scenario, concurrency))
+        decisions = leader_decisions(ranked[0], ranked[1:], level)
+        found.append(
+            (scenario, concurrency, ranked[0], list(zip(ranked[1:], decisions, strict=True)))
+        )
+    return found
+
+
+def open_questions(
+    results: list[PairResult], run_id: str, level: float = decide.ALPHA
+) -> list[Open]:
+    """Each ranking's leader against every other eligible pair at this look's `level`,
+    by the answer's own test (ranking.leader_decisions): the comparisons still open."""
+    return [
+        Open(leader.label, other.label, scenario, concurrency)
+        for scenario, concurrency, leader, judged in _judged(results, run_id, level)
+        for other, decision in judged
+        if decision.verdict not in ("better", "equivalent")
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class Dropped:
+    """A deployment a look finds out of contention on every page it was ranked on: the
+    leader shown better than it on each (at the look's level), by `ratios` (its median
+    req/s over the leader's, one per page); or every pair of it failed (`failed`)."""
+
+    label: str
+    ratios: tuple[float, ...] = ()
+    failed: bool = False
+
+
+def out_of_contention(
+    results: list[PairResult], run_id: str, level: float, labels: list[str]
+) -> list[Dropped]:
+    """Of `labels`, those the race stops measuring after this look: shown slower than the
+    leader on at least one page and kept on none (no lead, no open or equivalent
+    comparison there); or with every pair failed (a server that would not start is not
+    started again each round). A deployment never ranked for another reason (invalid,
+    underserved) keeps its rounds: more may rank it."""
+    kept: set[str] = set()
+    beaten: dict[str, list[float]] = {}
+    for _scenario, _concurrency, leader, judged in _judged(results, run_id, level):
+        kept.add(leader.label)
+        top = leader.median("rps") or 0.0
+        for other, decision in judged:
+            if decision.verdict == "better" and top:
+                beaten.setdefault(other.label, []).append((other.median("rps") or 0.0) / top)
+            else:
+                kept.add(other.label)
+    statuses: dict[str, set[str]] = {}
+    for entry in results:
+        statuses.setdefault(entry.label, set()).add(entry.status)
+    found = [
+        Dropped(label, tuple(sorted(beaten[label])))
+        for label in labels
+        if label in beaten and label not in kept
+    ]
+    found += [
+        Dropped(label, failed=True)
+        for label in labels
+        if statuses.get(label) and statuses[label] <= {"failed", "incompatible"}
+    ]
     return found
 
 

@@ -80,12 +80,14 @@ def ties_with(best: Pair, others: list[Pair], level: float = TIE_ALPHA) -> list[
     req/s beyond the threshold (`leader_decisions`); None where it does."""
     found: list[Tie | None] = []
     for d in leader_decisions(best, others, level):
-        if d.ratio is None:
-            found.append(Tie(1.0, False))
-        elif d.verdict != "better":
-            found.append(Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict, d.level))
-        else:
+        if d.verdict == "better":
             found.append(None)
+        elif d.ratio is None or d.method == "screened":
+            # Fewer rounds than the paired test needs: a screen may rule a pair out
+            # (far behind), never in; what it cannot rule out is untested.
+            found.append(Tie(1.0, False))
+        else:
+            found.append(Tie(round(d.p or 1.0, 4), True, d.ratio, d.verdict, d.level))
     return found
 
 

@@ -18,6 +18,16 @@ HETERO_P) each comparison keeps its own paired estimate. The variance comes from
 rounds every deployment ran; each comparison's mean from every round its two sides share
 (a race adds rounds to the leader and the open pairs only). The paired estimates'
 autocorrelation bound (decide.pooled_widening) still widens each error.
+
+A comparison whose two sides share fewer than MIN_ROUNDS rounds (the race's first looks,
+after one or two rounds; a deployment the race dropped early, against the leader of the
+rounds after) is a **screen**: the mean of its shared log-ratios, on the error of the
+block design where the rounds hold one, else of the additive model over the short
+rounds (k >= 3 deployments, two rounds: k - 1 degrees of freedom), else of
+decide.SCREEN_SD, a per-round sd above any recorded here, as a z test; never below
+decide.SCREEN_FLOOR_SD. It is judged like any estimate, in the same family at the same
+look, so early looks (the spending function gives them little alpha) drop only a
+deployment far behind (F-Race's and successive elimination's first rounds).
 """
 
 from __future__ import annotations
@@ -38,12 +48,14 @@ class Layout:
     df: int
     rounds: int
     hetero_p: float | None
+    rows: int = 0  # the deployments it was estimated from
 
 
-def two_way(logs: Sequence[Sequence[float]]) -> Layout | None:
-    """The additive model's residual variance over deployments (rows) x rounds (columns)."""
+def two_way(logs: Sequence[Sequence[float]], least: int = decide.MIN_ROUNDS) -> Layout | None:
+    """The additive model's residual variance over deployments (rows) x rounds (columns),
+    `least` rounds at least."""
     k, n = len(logs), len(logs[0]) if logs else 0
-    if k < MIN_DEPLOYMENTS or n < decide.MIN_ROUNDS:
+    if k < MIN_DEPLOYMENTS or n < max(2, least):
         return None
     grand = sum(map(sum, logs)) / (k * n)
     rows = [sum(r) / n for r in logs]
@@ -56,7 +68,7 @@ def two_way(logs: Sequence[Sequence[float]]) -> Layout | None:
         from scipy import stats as sps
 
         hetero = float(sps.bartlett(*residuals).pvalue)
-    return Layout(var, df, n, hetero)
+    return Layout(var, df, n, hetero, k)
 
 
 def against_leader(
@@ -70,33 +82,72 @@ def between(
     series: Sequence[dict[int, float]], pairs: Sequence[tuple[int, int]]
 ) -> list[decide.Estimate | None]:
     """Log-ratio series[i] / series[j] for each (i, j) of `pairs`: the block design's
-    estimate (its variance from every one of `series`) where it holds, else the pair's
-    own paired estimate; every error widened by the pairs' shared autocorrelation bound."""
+    estimate (its variance from every one of `series` that ran its rounds) where it
+    holds, else the pair's own paired estimate; every error widened by the pairs' shared
+    autocorrelation bound. Two sides sharing fewer than MIN_ROUNDS rounds: a screen."""
     paired = []
     for i, j in pairs:
-        shared = sorted(set(series[i]) & set(series[j]))
+        shared = _shared(series, i, j)
         paired.append(decide.paired([series[j][r] for r in shared], [series[i][r] for r in shared]))
     widened = decide.pooled_widening(paired)
-    common = sorted(set.intersection(*(set(s) for s in series)))
-    if any(v <= 0 for s in series for r in common for v in [s[r]]):
-        return widened
-    layout = two_way([[math.log(s[r]) for r in common] for s in series])
-    if layout is None or (layout.hetero_p is not None and layout.hetero_p < HETERO_P):
-        return widened
+    layout = _design(series, decide.MIN_ROUNDS)
     found: list[decide.Estimate | None] = []
     for (i, j), e in zip(pairs, widened, strict=True):
+        shared = _shared(series, i, j)
         if e is None:
-            found.append(None)
+            found.append(screened(series, i, j, layout or _design(series, 2)))
             continue
-        shared = sorted(set(series[i]) & set(series[j]))  # a race adds rounds to some only
+        if layout is None:
+            found.append(e)
+            continue
         mean = sum(math.log(series[i][r] / series[j][r]) for r in shared) / len(shared)
         factor = e.rounds.widening if e.rounds is not None else 1.0
         se = math.sqrt(2 * layout.residual_var / len(shared)) * factor
         # Correlated rounds carry fewer independent ones: each deployment's residuals are
         # worth about rounds / widening**2 - 1 degrees of freedom (the effective rounds)
-        df = max(2.0, (len(series) - 1) * (layout.rounds / factor**2 - 1))
+        df = max(2.0, (layout.rows - 1) * (layout.rounds / factor**2 - 1))
         found.append(dataclasses.replace(e, mean=mean, se=se, df=df, method="blocked"))
     return found
+
+
+def _shared(series: Sequence[dict[int, float]], i: int, j: int) -> list[int]:
+    """The rounds both sides ran (a race adds rounds to some only), with a positive figure."""
+    return sorted(r for r in set(series[i]) & set(series[j]) if series[i][r] > 0 < series[j][r])
+
+
+def _design(series: Sequence[dict[int, float]], least: int) -> Layout | None:
+    """The additive model over the deployments that ran at least `least` rounds, on the
+    rounds all of them ran (a deployment the race dropped early is not a row of the
+    later rounds' design); None where it does not hold (too few rows or rounds, a value
+    not positive, or residual spreads Bartlett's test finds unlike)."""
+    rows = [s for s in series if len(s) >= least]
+    if not rows:
+        return None
+    common = sorted(set.intersection(*(set(s) for s in rows)))
+    if any(s[r] <= 0 for s in rows for r in common):
+        return None
+    layout = two_way([[math.log(s[r]) for r in common] for s in rows], least)
+    if layout is None or (layout.hetero_p is not None and layout.hetero_p < HETERO_P):
+        return None
+    return layout
+
+
+def screened(
+    series: Sequence[dict[int, float]], i: int, j: int, layout: Layout | None
+) -> decide.Estimate | None:
+    """The screen of series[i] / series[j] on the 1 to MIN_ROUNDS - 1 rounds they share:
+    on `layout`'s error (the block design, or the additive model over short rounds), else
+    on decide.SCREEN_SD as a z test; None when they share no round."""
+    shared = _shared(series, i, j)
+    if not shared:
+        return None
+    mean = sum(math.log(series[i][r] / series[j][r]) for r in shared) / len(shared)
+    if layout is None:
+        var, df = decide.SCREEN_SD**2, math.inf
+    else:
+        var, df = 2 * layout.residual_var, float(layout.df)
+    se = math.sqrt(max(var, decide.SCREEN_FLOOR_SD**2) / len(shared))
+    return decide.Estimate("screened", mean, se, df, len(shared), len(shared))
 
 
 def leader_decisions(series: Sequence[dict[int, float]], level: float) -> list[decide.Decision]:

@@ -67,6 +67,13 @@ MIN_TRIALS = 2  # unpaired: per side
 # and movies-sync, 2026-11-30; tests/fixtures/series/worse-matrix.json); 0.12-0.13 on a
 # quieter day (2 s windows, gunicorn-sync).
 NOISE_SD = 0.2
+# The sd of a per-round log-ratio a screen assumes when its own rounds cannot say it (one
+# round, or too few deployments to pool): above the largest recorded here (0.28, the
+# matrix above), so a screen's first look drops only what no noise seen here explains.
+SCREEN_SD = 0.3
+# The least per-round log-ratio sd a screen's pooled estimate may claim: the quietest
+# recorded (identical gunicorn-sync servers, 2 s windows seconds apart: 0.04-0.063).
+SCREEN_FLOOR_SD = 0.04
 # The change a --matrix without --budget or --trials sizes its horizon to flag with 80%
 # power on one pair at NOISE_SD (run/matrix_cells.horizon); the threshold (5%) would need
 # about 200 rounds of 4 pairs at that noise, 10% about 50.
@@ -85,7 +92,7 @@ LOOK_COST = 1.2
 class Estimate:
     """The log-ratio NEW / BASE of one metric of one pair, with its spread."""
 
-    method: Literal["paired", "unpaired", "blocked"]
+    method: Literal["paired", "unpaired", "blocked", "screened"]
     mean: float  # mean log-ratio
     se: float  # its standard error
     df: float  # degrees of freedom of its t distribution
