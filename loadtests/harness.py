@@ -120,30 +120,64 @@ def _ranked(sides: list[list[float]], done: int) -> list[list[float]]:
     return sorted((s[:done] for s in sides), key=lambda s: -statistics.median(s))
 
 
-def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
-    """run/budget.py's race: four deployments, the leader by median against each other
-    by blocks.leader_decisions at the look's level; an added round goes to the leader and the
-    open ones only (a pair out of the race keeps the rounds it had)."""
-    planned, count = 3, 4
+def _look(sides: list[list[float]], done: list[int], level: float) -> tuple[int, dict[int, str]]:
+    """One look of the race: the leader by median over the rounds each ran, and the
+    answer's test of it against every other (blocks.leader_decisions: a deployment
+    dropped early is compared on the rounds it shares with the leader, as a screen)."""
+    order = sorted(range(len(sides)), key=lambda i: -statistics.median(sides[i][: done[i]]))
+    rounds = [{r: math.exp(x) for r, x in enumerate(sides[i][: done[i]])} for i in order]
+    decisions = design.leader_decisions(rounds, level)
+    return order[0], {i: d.verdict for i, d in zip(order[1:], decisions, strict=True)}
+
+
+def race(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[str], list[int]]:
+    """run/budget.py's race from the first round: every deployment (log req/s shifted by
+    `shifts`) runs round 1; a look after each planned round but the last drops those the
+    leader is shown better than; after the planned 3, each look adds a round to the
+    leader and the open ones only (a pair out of the race keeps the rounds it had).
+    The last look's verdicts by deployment (the leader's own: "leader") and the rounds
+    each ran."""
+    planned, count = 3, len(shifts)
     most = planned + budget.EXTRA_ROUNDS_MAX
-    sides = _deployments(series, count, most, rng)
-    done = [planned] * count
+    sides = [
+        [x + s for x in side]
+        for side, s in zip(_deployments(series, count, most, rng), shifts, strict=True)
+    ]
+    done, alive = [1] * count, set(range(count))
+    dropped: set[int] = set()
     made: list[int] = []
-    verdicts: list[str] = []
-    for look in range(planned, most + 1):
+    verdicts: dict[int, str] = {}
+    for look in range(1, most + 1):
         made.append(look)
         level = budget.look_level(planned, made, look == most)
-        order = sorted(range(count), key=lambda i: -statistics.median(sides[i][: done[i]]))
-        leader = order[0]
-        rounds = [{r: math.exp(x) for r, x in enumerate(sides[i][: done[i]])} for i in order]
-        verdicts = [d.verdict for d in design.leader_decisions(rounds, level)]
-        still = [o for o, v in zip(order[1:], verdicts, strict=True)
-                 if v not in ("better", "equivalent")]  # fmt: skip
-        if not still:
-            break
-        for i in [leader, *still]:
+        leader, verdicts = _look(sides, done, level)
+        verdicts[leader] = "leader"
+        if look < planned:
+            dropped |= {i for i, v in verdicts.items() if v == "better"}
+            alive -= dropped
+            grow = alive
+        else:
+            grow = {i for i, v in verdicts.items() if v not in ("better", "equivalent", "leader")}
+            if not grow:
+                break
+            grow.add(leader)
+        for i in grow:
             done[i] += 1
-    return verdicts
+    # A deployment dropped early is a "better" call of the leader whatever later looks say.
+    return ["better" if i in dropped else verdicts[i] for i in range(count)], done
+
+
+def budgeted(series: Series, shifts: list[float], rng: random.Random) -> list[str]:
+    """The race's last verdicts on four deployments (`race`)."""
+    return [v for v in race(series, shifts, rng)[0] if v != "leader"]
+
+
+def dropped_early(series: Series, runs: int, seed: int, count: int = 4, slow: float = 0.5) -> float:
+    """The race with one deployment of `count` at `slow` x the others: the share of runs
+    in which it ran at most two rounds (dropped by the first or second look)."""
+    rng = random.Random(seed)
+    shifts = [0.0] * (count - 1) + [math.log(slow)]
+    return sum(race(series, shifts, rng)[1][-1] <= 2 for _ in range(runs)) / runs
 
 
 def ties(series: Series, shifts: list[float], rng: random.Random) -> list[str]:

@@ -162,9 +162,17 @@ def sweep_lines(run: Run) -> list[str]:
         if r.rps is not None
     )
     return [
-        head + f"; {tried}); one window each: a screen, not a test (time for "
+        head + f"; {tried}); {windows_each(swept.rounds)}: a screen, not a test (time for "
         f"{rules.MIN_ROUNDS} rounds of every layout races them; --tune confirms)"
     ]
+
+
+def windows_each(rounds: int) -> str:
+    """A sweep short of a race: one window per layout, or the rounds a budget let a race
+    run before it ended (medians of fewer rounds than the test needs)."""
+    if rounds <= 1:
+        return "one window each"
+    return f"{rounds} windows each (the budget ended its race before {rules.MIN_ROUNDS} rounds)"
 
 
 def throughput(pair: Pair) -> str:
@@ -321,7 +329,10 @@ def rounds_done(run: Run) -> str:
     if not counts:
         return "no round"
     low, high = min(counts), max(counts)
-    return f"{high} round(s)" if low == high else f"{low}-{high} round(s) (the budget cut some)"
+    if low == high:
+        return f"{high} round(s)"
+    why = "the budget cut some" if run.plan.budget_cut else "the race ran the contenders only"
+    return f"{low}-{high} round(s) ({why})"
 
 
 def more_time(plan: PlanRecord) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
-from djbench.reports.answer_words import sweep_lines
+from djbench.reports.answer_words import sweep_lines, windows_each
 from djbench.reports.sections import Section, number
 from djbench.verdicts import rules
 from djbench.verdicts.runs import Run
@@ -38,7 +38,7 @@ def layout_sections(runs: list[Run]) -> list[Section]:
                 "interval; the row marked 'in the rounds' is the leader as the rounds ran "
                 "it (not paired with the sweep's rounds)."
                 if raced
-                else "one window each, a screen with no interval, not a test (--tune confirms)."
+                else f"{windows_each(swept.rounds)}, a screen, not a test (--tune confirms)."
             ),
             headers=["workers x threads", "req/s", "95% interval", "rounds", "p99 ms", "status"],
             rows=[
@@ -66,7 +66,9 @@ def layout_sections(runs: list[Run]) -> list[Section]:
                         for r in measured
                     ],
                     [r.rps or 0.0 for r in measured],
-                    "req/s (median, 95% interval)" if raced else "req/s, one window each",
+                    "req/s (median, 95% interval)"
+                    if raced
+                    else f"req/s, {windows_each(swept.rounds)}",
                     [
                         (r.rps_low, r.rps_high) if r.rps_low and r.rps_high else None
                         for r in measured

@@ -202,7 +202,8 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
     still: list[str] = []
     while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
-        made.append(plan.trials + added)
+        if not made or made[-1] < plan.trials + added:  # a budget cut after a screen's look
+            made.append(plan.trials + added)  # ... makes that look this one
         final = added == EXTRA_ROUNDS_MAX
         level = look_level(plan.trials, made, final)
         questions = open_questions(document.results, document.run_id, level)
