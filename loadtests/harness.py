@@ -10,9 +10,11 @@ Each path calls djbench's own decision functions with the looks it makes:
   Benjamini-Hochberg over the pairs, stop when decided; its mean rounds on A/A and on
   the "power" case are printed too (what a run costs: a round of 4 pairs took 41-58 s);
 - compare: one pair, one look after 15 rounds (benchcompare of two paired runs);
-- budget: four deployments raced (run/budget.py): the leader by median against each
-  other by the answer's test after the planned 3 rounds and after every added round,
-  rounds added to the leader and the open ones only;
+- budget: four deployments raced from the first round (run/budget.py): the leader by
+  median against each other by the answer's test after every round (a screen, on fewer
+  rounds than the paired test needs, after rounds 1 and 2: those shown slower stop
+  there; a drop counts as a "better" call whatever later looks say), rounds added to
+  the leader and the open ones only after the planned 3;
 - ties: five deployments, the best by median against each other at the run's one look,
   Benjamini-Hochberg over the ten pairs of the five, on the block design's pooled error
   (verdicts/engine/blocks.py's `leader_decisions`, as the guide, the answer and the race use it).
@@ -23,7 +25,9 @@ of 3 rounds, circular: keeps short-range correlation), smoothed (resampled plus 
 Gaussian kernel: a 15-value pool's ties shrink the t test's sd), and synthetic AR(1)
 with correlation 0, 0.3, 0.5, with and without a drift (a ramp of +/-5% whose mean is
 0: no change on average, but the rounds trend). A/A: no pair changed; "power": one
-pair of four x0.90.
+pair of four x0.90; "race": one deployment at x0.50 of the others, the share of runs
+in which the race dropped it within two rounds, among 4 deployments and among 13 (the
+default profile's).
 """
 
 from __future__ import annotations
@@ -205,6 +209,10 @@ def kinds() -> dict[str, Series]:
         # log-ratio, 3 s windows, gunicorn-sync and uvicorn): the power that day's matrix had.
         "AR(1) 0, sd 0.05": ar1(0.0, sd=0.05),
         "AR(1) 0.3, sd 0.05": ar1(0.3, sd=0.05),
+        # A default run's noise (make bench, 2026-12-06, 13 deployments x 3 rounds): the
+        # block design's residual, as a per-round log-ratio sd, 0.069-0.076 on each page.
+        "AR(1) 0, sd 0.075": ar1(0.0, sd=0.075),
+        "AR(1) 0.3, sd 0.075": ar1(0.3, sd=0.075),
     }
 
 
@@ -234,18 +242,24 @@ def table(runs: int, seed: int) -> Iterator[str]:
     """The table's lines, each as soon as its series is done (a row takes minutes)."""
     found = kinds()
     head = (f"{'series':<20}" + "".join(f"{p:>10}" for p in PATHS) + f"{'power':>10}"
-            + f"{'rounds':>14}")  # fmt: skip
+            + f"{'rounds':>14}" + f"{'race 4/13':>14}")  # fmt: skip
     yield (f"false 'worse/better' on A/A ({runs} runs each, seed {seed}); power: "
            f"one pair of four x0.90 found worse by the matrix (horizon {HORIZON} rounds); "
-           "rounds: the matrix's mean rounds, A/A / x0.90")  # fmt: skip
+           "rounds: the matrix's mean rounds, A/A / x0.90; race: x0.50 dropped within "
+           f"two rounds among 4 / 13 deployments ({runs} / {max(1, runs // 5)} runs)")  # fmt: skip
     yield head
     for name, series in found.items():
         cells = [false_alarm(p, series, runs, seed) for p in PATHS]
         spent = [mean_rounds(series, runs, seed, c) for c in (0.0, 0.10)]
+        raced = [
+            dropped_early(series, runs, seed),
+            dropped_early(series, max(1, runs // 5), seed, 13),
+        ]
         yield (
             f"{name:<20}" + "".join(f"{c:>10.1%}" for c in cells)
             + f"{power(series, runs, seed):>10.1%}"
             + f"{spent[0]:>8.1f} /{spent[1]:>4.0f}"
+            + f"{raced[0]:>7.0%} /{raced[1]:>4.0%}"
         )  # fmt: skip
 
 

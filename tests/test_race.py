@@ -1,0 +1,81 @@
+"""The race from the first round (run/budget.py's planned rounds, verdicts/open_questions.py
+and the engine's screens, verdicts/engine/blocks.py): who a look stops measuring, by
+simulation with fixed seeds and on recorded-shape results."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from djbench.verdicts.engine import blocks, decide
+from djbench.verdicts.open_questions import look_level, out_of_contention
+from loadtests import harness
+from tests.resultfiles import entry
+
+
+def _round_one(rps: list[float]) -> list[dict[int, float]]:
+    return [{0: x} for x in rps]
+
+
+def test_a_deployment_far_behind_is_dropped_by_the_first_look_and_a_close_one_is_not() -> None:
+    # After one round nothing in the data says the noise: the screen assumes a per-round
+    # sd above any recorded here (decide.SCREEN_SD) and the race's first look its level.
+    level = look_level(3, [1], False)
+    leader, far, close = 4300.0, 340.0, 2600.0  # 0.08x and 0.60x (a default run's spread)
+    decisions = blocks.leader_decisions(_round_one([leader, 4100.0, close, far]), level)
+    verdicts = [d.verdict for d in decisions]
+    assert verdicts == ["inconclusive", "inconclusive", "better"]
+    assert all(d.method == "screened" for d in decisions)
+    assert decisions[2].estimate is not None and math.isinf(decisions[2].estimate.df)
+
+
+def test_a_screen_on_two_rounds_pools_the_deployments_and_never_claims_less_than_the_floor() -> (
+    None
+):
+    rng = random.Random(3)
+    series = [{r: 1000.0 * math.exp(rng.gauss(0, 0.05)) for r in range(2)} for _ in range(6)]
+    series.append({0: 500.0, 1: 510.0})  # half the others
+    [estimate] = blocks.between(series, [(0, 6)])
+    assert estimate is not None and estimate.method == "screened"
+    assert estimate.df == (7 - 1) * (2 - 1)  # the additive model over the two rounds
+    identical = [{0: 1000.0, 1: 1000.0} for _ in range(4)]
+    [flat] = blocks.between(identical, [(0, 1)])
+    assert flat is not None and math.isclose(flat.se, decide.SCREEN_FLOOR_SD / math.sqrt(2))
+
+
+def test_a_dropped_deployment_is_a_screen_beside_the_block_design_of_the_rounds_after() -> None:
+    # The leader and two others ran four rounds; a fourth was dropped after round 1: the
+    # design is estimated from the rows that ran the rounds, the dropped one screened.
+    rng = random.Random(5)
+    full = [{r: base * math.exp(rng.gauss(0, 0.04)) for r in range(4)} for base in (1000, 980, 960)]
+    dropped = {0: 200.0}
+    found = blocks.between([*full, dropped], [(0, 1), (0, 3)])
+    assert [e.method if e else None for e in found] == ["blocked", "screened"]
+    assert found[1] is not None and found[1].df == (3 - 1) * (4 - 1)
+
+
+def test_a_look_drops_who_is_out_everywhere_and_keeps_who_is_open_anywhere() -> None:
+    results = [
+        entry("uwsgi", "health-sync", [4300.0]),
+        entry("uwsgi", "movies-sync", [520.0]),
+        entry("uvicorn-h11", "health-sync", [340.0]),  # out on both pages
+        entry("uvicorn-h11", "movies-sync", [40.0]),
+        entry("daphne", "health-sync", [330.0]),  # out on one, open on the other
+        entry("daphne", "movies-sync", [500.0]),
+        entry("hypercorn", "health-sync", [], status="failed"),
+        entry("hypercorn", "movies-sync", [], status="failed"),
+    ]
+    labels = ["uwsgi", "uvicorn-h11", "daphne", "hypercorn"]
+    found = {
+        d.label: d for d in out_of_contention(results, "run", look_level(3, [1], False), labels)
+    }
+    assert set(found) == {"uvicorn-h11", "hypercorn"}
+    assert [round(r, 3) for r in found["uvicorn-h11"].ratios] == [0.077, 0.079]
+    assert found["hypercorn"].failed and not found["uvicorn-h11"].failed
+
+
+def test_the_race_drops_half_the_leader_within_two_rounds_at_a_default_runs_noise() -> None:
+    # loadtests/harness.py's race, 13 deployments (the default profile's), one at x0.5,
+    # at the noise a default run's block design measured (per-round sd 0.069-0.076).
+    series = harness.kinds()["AR(1) 0.3, sd 0.075"]
+    assert harness.dropped_early(series, 40, 1, count=13) >= 0.95
