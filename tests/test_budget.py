@@ -85,6 +85,7 @@ def test_the_race_drops_a_far_slower_deployment_after_its_first_round(
     assert plan["budget_s"] == 40 and 0 <= plan["rounds_added"] <= budget.EXTRA_ROUNDS_MAX
     assert took < 40 + 30  # no deployment starts past the budget
     assert plan["budget_cut"] == []  # dropped by the race, not cut by the budget
+    assert plan["raced_out"] == {"uvicorn-h11": 1}
     ranked = {
         e["server"]: [t["round"] for t in e["trials"]]
         for e in data["results"]

@@ -8,7 +8,9 @@ import math
 import random
 
 from djbench.verdicts.engine import blocks, decide
-from djbench.verdicts.open_questions import look_level, out_of_contention
+from djbench.verdicts.open_questions import look_level, open_questions, out_of_contention
+from djbench.verdicts.ranking import rank
+from djbench.verdicts.runs import Pair
 from loadtests import harness
 from tests.resultfiles import entry
 
@@ -79,3 +81,23 @@ def test_the_race_drops_half_the_leader_within_two_rounds_at_a_default_runs_nois
     # at the noise a default run's block design measured (per-round sd 0.069-0.076).
     series = harness.kinds()["AR(1) 0.3, sd 0.075"]
     assert harness.dropped_early(series, 40, 1, count=13) >= 0.95
+
+
+def test_a_deployment_the_race_dropped_is_never_reopened_nor_tied_with_the_leader() -> None:
+    # Dropped after round 2 at the screen's level (0.0062); the look after round 3 tests
+    # at 0.00069, at which its two rounds may no longer separate it: decided, not reopened.
+    results = [
+        entry("uwsgi", "health-sync", [4300.0, 4350.0, 4280.0]),
+        entry("granian-wsgi", "health-sync", [4200.0, 4250.0, 4310.0]),
+        entry("gunicorn-sync", "health-sync", [4100.0, 4150.0, 4120.0]),
+        entry("daphne", "health-sync", [2900.0, 3300.0]),
+    ]
+    level = look_level(3, [1, 2, 3], False)
+    still = {q.other for q in open_questions(results, "run", level)}
+    assert "daphne" in still  # the later look alone would reopen it
+    assert "daphne" not in {
+        q.other for q in open_questions(results, "run", level, frozenset({"daphne"}))
+    }
+    pairs = [Pair("run", e) for e in results]
+    assert "daphne" in {p.label for p in rank(pairs, level).winners}
+    assert "daphne" not in {p.label for p in rank(pairs, level, frozenset({"daphne"})).winners}

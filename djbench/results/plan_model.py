@@ -188,6 +188,12 @@ class PlanRecord(Model):
         default_factory=list,
         description="--budget: deployments it stopped before their planned rounds",
     )
+    raced_out: dict[str, int] = Field(
+        default_factory=dict,
+        description="--budget: deployments the race stopped measuring after a look within "
+        "the planned rounds (the leader shown faster on every page they were ranked on, or "
+        "every pair failed), with the rounds they ran; decided at that look, not reopened",
+    )
     fit: Fit | None = Field(
         default=None,
         description="the pilot's service times and the connections, window and timeout "

@@ -193,6 +193,8 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
     # idle memory and stop are about a window's time here).
     unit = took / max(1, done.windows + done.lifetimes)
     recorder.document.plan.budget_cut = short_of_plan(plan, recorder, done.dropped)
+    recorder.document.plan.raced_out = dict(done.dropped)
+    out = frozenset(done.dropped)
     if recorder.document.plan.budget_cut:
         progress.say(
             f"the budget was spent before the planned {plan.trials} round(s) were done: "
@@ -206,7 +208,7 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
             made.append(plan.trials + added)  # ... makes that look this one
         final = added == EXTRA_ROUNDS_MAX
         level = look_level(plan.trials, made, final)
-        questions = open_questions(document.results, document.run_id, level)
+        questions = open_questions(document.results, document.run_id, level, out)
         items = open_items(questions, plan.concurrency)
         chosen = [d for d in plan.deployments if d.label in items]
         extra = dataclasses.replace(
@@ -226,7 +228,7 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
             # spends what the looks before it left (the answer judges at its level).
             final = True
             level = look_level(plan.trials, made, final)
-            questions = open_questions(document.results, document.run_id, level)
+            questions = open_questions(document.results, document.run_id, level, out)
         still = sorted({q.question() for q in questions})
         if not chosen or final:
             break

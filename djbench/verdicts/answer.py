@@ -25,6 +25,7 @@ from djbench.verdicts.ranking import (
     beats,
     compared,
     confirmed,
+    raced_out,
     rank,
     tie_level,
     unfit,
@@ -155,7 +156,7 @@ def page(run: Run, scenario: str) -> PageAnswer:
         return PageAnswer(scenario, "capacity", capacity=lead)
     level = max((p.concurrency or 0 for p in pairs), default=0)
     at_level = [p for p in pairs if (p.concurrency or 0) == level]
-    ranking = rank(at_level, tie_level(run))
+    ranking = rank(at_level, tie_level(run), raced_out(run))
     kind: PageKind = (
         "use" if ranking.winners else "no_verdict" if ranking.blocked else "none_served"
     )

@@ -49,15 +49,20 @@ def _judged(
 
 
 def open_questions(
-    results: list[PairResult], run_id: str, level: float = decide.ALPHA
+    results: list[PairResult],
+    run_id: str,
+    level: float = decide.ALPHA,
+    out: frozenset[str] = frozenset(),
 ) -> list[Open]:
     """Each ranking's leader against every other eligible pair at this look's `level`,
-    by the answer's own test (ranking.leader_decisions): the comparisons still open."""
+    by the answer's own test (ranking.leader_decisions): the comparisons still open. A
+    deployment the race dropped (`out`) was decided at its look: never reopened (a
+    later look's level may be lower than the screen's)."""
     return [
         Open(leader.label, other.label, scenario, concurrency)
         for scenario, concurrency, leader, judged in _judged(results, run_id, level)
         for other, decision in judged
-        if decision.verdict not in ("better", "equivalent")
+        if decision.verdict not in ("better", "equivalent") and other.label not in out
     ]
 
 

@@ -75,12 +75,15 @@ def leader_decisions(best: Pair, others: list[Pair], level: float) -> list[decid
     )
 
 
-def ties_with(best: Pair, others: list[Pair], level: float = TIE_ALPHA) -> list[Tie | None]:
+def ties_with(
+    best: Pair, others: list[Pair], level: float = TIE_ALPHA, out: frozenset[str] = frozenset()
+) -> list[Tie | None]:
     """For each of `others`, a tie unless the decision engine finds `best` better in
-    req/s beyond the threshold (`leader_decisions`); None where it does."""
+    req/s beyond the threshold (`leader_decisions`) or the race dropped it (`out`: decided
+    at its look); None where either holds."""
     found: list[Tie | None] = []
-    for d in leader_decisions(best, others, level):
-        if d.verdict == "better":
+    for other, d in zip(others, leader_decisions(best, others, level), strict=True):
+        if d.verdict == "better" or other.label in out:
             found.append(None)
         elif d.ratio is None or d.method == "screened":
             # Fewer rounds than the paired test needs: a screen may rule a pair out
@@ -125,7 +128,13 @@ class Ranking:
         return next((p for p in self.ranked if all(p is not w for w in self.winners)), None)
 
 
-def rank(pairs: list[Pair], level: float = TIE_ALPHA) -> Ranking:
+def raced_out(run: Run) -> frozenset[str]:
+    """The deployments the race stopped measuring within the planned rounds: each was
+    decided out at its look (the leader shown faster), and stays out of the winners."""
+    return frozenset(run.plan.raced_out)
+
+
+def rank(pairs: list[Pair], level: float = TIE_ALPHA, out: frozenset[str] = frozenset()) -> Ranking:
     """The ranking of `pairs` (one scenario, one concurrency).
 
     An unstable pair stays in the ranking: if it is among leaders the test cannot
@@ -136,7 +145,7 @@ def rank(pairs: list[Pair], level: float = TIE_ALPHA) -> Ranking:
     ranked, excluded = eligible(pairs)
     if not ranked:
         return Ranking(ranked, excluded, level=level)
-    found = ties_with(ranked[0], ranked[1:], level)
+    found = ties_with(ranked[0], ranked[1:], level, out)
     winners = [ranked[0]] + [p for p, t in zip(ranked[1:], found, strict=True) if t]
     ties = [t for t in found if t is not None]
     blocked = [p for p in winners if p.warning(UNSTABLE) is not None] if len(winners) > 1 else []

@@ -9,7 +9,15 @@ from djbench.reports.ranking_words import deploy_file, figures, tie_reason
 from djbench.reports.search_words import capacity_text, span
 from djbench.reports.words import say, ws_short
 from djbench.verdicts.capacity_search import tied
-from djbench.verdicts.ranking import Ranking, compared, confirmed, rank, tie_level, underserved
+from djbench.verdicts.ranking import (
+    Ranking,
+    compared,
+    confirmed,
+    raced_out,
+    rank,
+    tie_level,
+    underserved,
+)
 from djbench.verdicts.runs import Pair, Run
 
 WORKLOAD_TITLES = {
@@ -65,7 +73,7 @@ def throughput_recommendations(run: Run) -> list[Recommendation]:
             levels = sorted({p.concurrency or 0 for p in direct})
             for level in levels:
                 pairs = [p for p in direct if (p.concurrency or 0) == level]
-                ranking = rank(pairs, tie_level(run))
+                ranking = rank(pairs, tie_level(run), raced_out(run))
                 name = f"{scenario} at concurrency {level}"
                 if ranking.blocked:
                     names = ", ".join(f"{p.label} ({figures(p)})" for p in ranking.blocked)
