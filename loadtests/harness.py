@@ -161,7 +161,12 @@ def race(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[
             alive -= dropped
             grow = alive
         else:
-            grow = {i for i, v in verdicts.items() if v not in ("better", "equivalent", "leader")}
+            # A deployment dropped by a screen is decided: never reopened (run/budget.py).
+            grow = {
+                i
+                for i, v in verdicts.items()
+                if v not in ("better", "equivalent", "leader") and i not in dropped
+            }
             if not grow:
                 break
             grow.add(leader)
