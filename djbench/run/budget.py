@@ -1,7 +1,13 @@
 """``runbench --budget``: a plain run's wall time, spent where it decides something.
 
-The planned rounds run first (no deployment starts past the budget). With time left,
-each further round goes to a race (best-arm identification by successive elimination, as
+The race starts at the first round: the planned rounds run one at a time (no
+deployment starts past the budget), and after each but the last a look drops every
+deployment out of contention on every page it runs (`planned_rounds`; the comparisons
+on fewer rounds than the paired test needs are the engine's screens, blocks.py). A
+default run of 13 deployments on 2026-12-07 dropped 9 after round 2 (0.11x-0.80x the
+leader), so its third round ran 4 and the time went to the open comparisons and a
+raced worker count. With time left after the planned rounds, each further round goes
+to a race (best-arm identification by successive elimination, as
 racing algorithms tune configurations: irace, F-Race): for every scenario and
 concurrency the eligible pairs (ok, every connection served) are ranked by median req/s;
 the leader is compared with each other pair by the test the answer itself uses
@@ -15,15 +21,17 @@ scenarios, 24 windows instead of 39); the ranking below the leader is not bought
 answer is the deployment to use and the set it cannot be told from). The run stops
 when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added.
 
-Looking after every added round is a sequential design: each look is one of the
-engine's group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX,
-fixed before the first look), so the chance that any look calls two identical
-deployments apart is alpha over the whole run, not alpha per look (re-judging at the
-full alpha after every round called identical deployments "better" 18-21% of the
-time). The answer judges at the last look's level (ranking.tie_level), so what the race
-left open is exactly what the answer calls tied and undecided. Which look is the last
-is set by the time left against the next round's size (its open items): a look whose
-round would not fit spends what the looks before it left.
+Looking after every round is a sequential design: each look is one of the engine's
+group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX, fixed
+before the first look; the screens' looks spend a fifth of alpha between them,
+decide.race_spent), and a deployment dropped at a look stays dropped (`raced_out`),
+so the chance that any look calls two identical deployments apart is alpha over the
+whole run, not alpha per look (re-judging at the full alpha after every round called
+identical deployments "better" 18-21% of the time). The answer judges at the last
+look's level (ranking.tie_level), so what the race left open is exactly what the answer
+calls tied and undecided. Which look is the last is set by the time left against the
+next round's size (its open items): a look whose round would not fit spends what the
+looks before it left.
 """
 
 from __future__ import annotations
