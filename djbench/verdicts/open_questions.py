@@ -6,6 +6,7 @@ how many stayed open. The test is the answer's own (djbench.verdicts.ranking).""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 
 from djbench.results.model import PairResult
 from djbench.verdicts.engine import decide
@@ -52,7 +53,7 @@ def open_questions(
     results: list[PairResult],
     run_id: str,
     level: float = decide.ALPHA,
-    out: frozenset[str] = frozenset(),
+    out: Collection[str] = (),
 ) -> list[Open]:
     """Each ranking's leader against every other eligible pair at this look's `level`,
     by the answer's own test (ranking.leader_decisions): the comparisons still open. A

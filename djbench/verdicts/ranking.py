@@ -13,6 +13,7 @@ scenario it served correctly (a failure stays on its page).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from djbench.results.model import Notice
@@ -76,7 +77,7 @@ def leader_decisions(best: Pair, others: list[Pair], level: float) -> list[decid
 
 
 def ties_with(
-    best: Pair, others: list[Pair], level: float = TIE_ALPHA, out: frozenset[str] = frozenset()
+    best: Pair, others: list[Pair], level: float = TIE_ALPHA, out: Collection[str] = ()
 ) -> list[Tie | None]:
     """For each of `others`, a tie unless the decision engine finds `best` better in
     req/s beyond the threshold (`leader_decisions`) or the race dropped it (`out`: decided
@@ -128,13 +129,14 @@ class Ranking:
         return next((p for p in self.ranked if all(p is not w for w in self.winners)), None)
 
 
-def raced_out(run: Run) -> frozenset[str]:
-    """The deployments the race stopped measuring within the planned rounds: each was
-    decided out at its look (the leader shown faster), and stays out of the winners."""
-    return frozenset(run.plan.raced_out)
+def raced_out(run: Run) -> dict[str, int]:
+    """The deployments the race stopped measuring within the planned rounds, with the
+    rounds they ran: each was decided out at its look (the leader shown faster), and
+    stays out of the winners."""
+    return dict(run.plan.raced_out)
 
 
-def rank(pairs: list[Pair], level: float = TIE_ALPHA, out: frozenset[str] = frozenset()) -> Ranking:
+def rank(pairs: list[Pair], level: float = TIE_ALPHA, out: Collection[str] = ()) -> Ranking:
     """The ranking of `pairs` (one scenario, one concurrency).
 
     An unstable pair stays in the ranking: if it is among leaders the test cannot
