@@ -161,7 +161,9 @@ def race(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[
             alive -= dropped
             grow = alive
         else:
-            # A deployment dropped by a screen is decided: never reopened (run/budget.py).
+            # A comparison the leader won at a look (a screen's drop included) is
+            # decided: never reopened (run/budget.py).
+            dropped |= {i for i, v in verdicts.items() if v == "better"}
             grow = {
                 i
                 for i, v in verdicts.items()
@@ -172,7 +174,7 @@ def race(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[
             grow.add(leader)
         for i in grow:
             done[i] += 1
-    # A deployment dropped early is a "better" call of the leader whatever later looks say.
+    # A comparison won at any look is a "better" call of the leader whatever later looks say.
     return ["better" if i in dropped else verdicts[i] for i in range(count)], done
 
 

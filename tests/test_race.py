@@ -8,7 +8,7 @@ import math
 import random
 
 from djbench.verdicts.engine import blocks, decide
-from djbench.verdicts.open_questions import look_level, open_questions, out_of_contention
+from djbench.verdicts.open_questions import beaten, look_level, open_questions, out_of_contention
 from djbench.verdicts.ranking import rank
 from djbench.verdicts.runs import Pair
 from loadtests import harness
@@ -101,3 +101,26 @@ def test_a_deployment_the_race_dropped_is_never_reopened_nor_tied_with_the_leade
     pairs = [Pair("run", e) for e in results]
     assert "daphne" in {p.label for p in rank(pairs, level).winners}
     assert "daphne" not in {p.label for p in rank(pairs, level, frozenset({"daphne"})).winners}
+
+
+def test_a_comparison_the_leader_won_at_a_look_stays_won() -> None:
+    # The race after the planned rounds: won at a look with a higher level, open at the
+    # next (a lower level) by the test alone; the race keeps it closed.
+    from djbench.results.model import RunDocument
+    from djbench.run.budget import _still_open
+    from tests.resultfiles import document
+
+    results = [
+        entry("uwsgi", "health-sync", [4300.0, 4350.0, 4280.0]),
+        entry("granian-wsgi", "health-sync", [4200.0, 4250.0, 4310.0]),
+        entry("gunicorn-sync", "health-sync", [3500.0, 3700.0, 3300.0]),
+    ]
+    doc: RunDocument = document("run", results)
+    closed: set[tuple[str, str, int | None]] = set()
+    high, low = 0.2, 1e-6
+    won = {q.other for q in beaten(results, "run", high)}
+    assert "gunicorn-sync" in won and "gunicorn-sync" not in {
+        q.other for q in _still_open(doc, high, frozenset(), closed)
+    }
+    assert "gunicorn-sync" in {q.other for q in open_questions(results, "run", low)}
+    assert "gunicorn-sync" not in {q.other for q in _still_open(doc, low, frozenset(), closed)}

@@ -42,12 +42,14 @@ import time
 from collections.abc import Callable, Iterable
 
 from djbench.launch.live import Deployment
+from djbench.results.model import RunDocument
 from djbench.run.bench import Bench, Recorder
 from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
 from djbench.verdicts.open_questions import (
     EXTRA_ROUNDS_MAX,
     Open,
+    beaten,
     look_level,
     open_questions,
     out_of_contention,
@@ -184,6 +186,19 @@ def _cut(done: Planned, begun: int, took: float) -> None:
     done.bench = bench.with_plan(dataclasses.replace(plan, trials=begun))
 
 
+def _still_open(
+    document: RunDocument,
+    level: float,
+    out: frozenset[str],
+    closed: set[tuple[str, str, int | None]],
+) -> list[Open]:
+    """This look's open comparisons, less those a look before it decided (`closed`, to
+    which this look's "better" calls are added): a comparison the leader won stays won."""
+    closed.update(q.key() for q in beaten(document.results, document.run_id, level))
+    found = open_questions(document.results, document.run_id, level, out)
+    return [q for q in found if q.key() not in closed]
+
+
 def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tuple[int, list[str]]:
     """The planned rounds, then rounds for open questions until the bench's deadline
     (time.monotonic()); (rounds added, questions still open). An added round starts only
@@ -210,13 +225,14 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
         )
     added = 0
     still: list[str] = []
+    closed: set[tuple[str, str, int | None]] = set()  # decided at a look: never reopened
     while True:  # bounded: at most EXTRA_ROUNDS_MAX rounds, each before the deadline
         document = recorder.document
         if not made or made[-1] < plan.trials + added:  # a budget cut after a screen's look
             made.append(plan.trials + added)  # ... makes that look this one
         final = added == EXTRA_ROUNDS_MAX
         level = look_level(plan.trials, made, final)
-        questions = open_questions(document.results, document.run_id, level, out)
+        questions = _still_open(document, level, out, closed)
         items = open_items(questions, plan.concurrency)
         chosen = [d for d in plan.deployments if d.label in items]
         extra = dataclasses.replace(
@@ -236,7 +252,7 @@ def spend(bench: Bench, keep: Callable[[float], float] = lambda each: 0.0) -> tu
             # spends what the looks before it left (the answer judges at its level).
             final = True
             level = look_level(plan.trials, made, final)
-            questions = open_questions(document.results, document.run_id, level, out)
+            questions = _still_open(document, level, out, closed)
         still = sorted({q.question() for q in questions})
         if not chosen or final:
             break

@@ -28,6 +28,10 @@ class Open:
     def question(self) -> str:
         return f"{self.leader} ~ {self.other} on {self.scenario} c{self.concurrency}"
 
+    def key(self) -> tuple[str, str, int | None]:
+        """The comparison's place: the other pair in its ranking (whoever leads it)."""
+        return self.other, self.scenario, self.concurrency
+
 
 def _judged(
     results: list[PairResult], run_id: str, level: float
@@ -64,6 +68,18 @@ def open_questions(
         for scenario, concurrency, leader, judged in _judged(results, run_id, level)
         for other, decision in judged
         if decision.verdict not in ("better", "equivalent") and other.label not in out
+    ]
+
+
+def beaten(results: list[PairResult], run_id: str, level: float) -> list[Open]:
+    """Each ranking's comparisons the leader won at this look ("better"): decided there,
+    never reopened by a later look (a group-sequential comparison stops at the look that
+    crosses its boundary; a later look may test at a lower level than an early one)."""
+    return [
+        Open(leader.label, other.label, scenario, concurrency)
+        for scenario, concurrency, leader, judged in _judged(results, run_id, level)
+        for other, decision in judged
+        if decision.verdict == "better"
     ]
 
 
