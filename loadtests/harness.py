@@ -5,7 +5,7 @@
 
 Each path calls djbench's own decision functions with the looks it makes:
 
-- matrix: 4 pairs, a look at decide.look_rounds over the default horizon (the rounds
+- matrix: 4 pairs, a look at spending.look_rounds over the default horizon (the rounds
   decide.PLANNED_CHANGE needs on one of 4 pairs: 52), exact group-sequential levels,
   Benjamini-Hochberg over the pairs, stop when decided; its mean rounds on A/A and on
   the "power" case are printed too (what a run costs: a round of 4 pairs took 41-58 s);
@@ -41,7 +41,7 @@ from pathlib import Path
 
 from djbench.run import budget
 from djbench.verdicts.engine import blocks as design
-from djbench.verdicts.engine import decide
+from djbench.verdicts.engine import decide, spending
 from djbench.verdicts.ranking import TIE_ALPHA
 from loadtests.verdicts import log_ratios
 
@@ -98,11 +98,11 @@ def matrix(series: Series, shifts: list[float], rng: random.Random) -> list[str]
 def matrix_run(series: Series, shifts: list[float], rng: random.Random) -> tuple[list[str], int]:
     """The matrix's verdicts and the rounds it ran before every pair was decided."""
     drawn = [[x + s for x in series(rng, HORIZON)] for s in shifts]
-    looks, made = decide.look_rounds(HORIZON), []
+    looks, made = spending.look_rounds(HORIZON), []
     verdicts = ["inconclusive"] * len(shifts)
     for done in looks:
         made.append(done)
-        level = decide.look_level(decide.ALPHA, made, HORIZON, done == HORIZON)
+        level = spending.look_level(decide.ALPHA, made, HORIZON, done == HORIZON)
         estimates = [decide.paired([1.0] * done, [math.exp(x) for x in d[:done]]) for d in drawn]
         verdicts = [d.verdict for d in decide.judge(estimates, +1, level)]
         if all(v in decide.DECIDED for v in verdicts):

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from djbench.verdicts.engine import decide
+from djbench.verdicts.engine import decide, spending
 
 
 def record(matrix_file: Path) -> dict[str, object]:
@@ -78,7 +78,7 @@ def one_matrix(
     threshold: float = decide.THRESHOLD,
     spend: bool = True,
 ) -> Outcome:
-    """A simulated --matrix: one round at a time, a look at decide.look_rounds, stop
+    """A simulated --matrix: one round at a time, a look at spending.look_rounds, stop
     when every pair is decided or at `most` rounds. `spend` False: a look after every
     round from MIN_ROUNDS on, each at the full alpha (the naive procedure, for
     contrast)."""
@@ -89,7 +89,7 @@ def one_matrix(
     series: list[list[float]] = [[] for _ in pools]
     made: list[int] = []
     verdicts = ["inconclusive"] * len(pools)
-    looks = decide.look_rounds(most) if spend else list(range(decide.MIN_ROUNDS, most + 1))
+    looks = spending.look_rounds(most) if spend else list(range(decide.MIN_ROUNDS, most + 1))
     for done in range(1, most + 1):
         for i, pool in enumerate(centred):
             series[i].append(rng.choice(pool) + shifts[i])
@@ -97,7 +97,7 @@ def one_matrix(
             continue
         final = done == most
         made.append(done)
-        level = decide.look_level(alpha, made, most, final) if spend else alpha
+        level = spending.look_level(alpha, made, most, final) if spend else alpha
         estimates = [decide.paired([1.0] * len(s), [math.exp(x) for x in s]) for s in series]
         decisions = decide.judge(estimates, +1, level, threshold)
         verdicts = [d.verdict for d in decisions]

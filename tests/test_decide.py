@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from djbench.verdicts.engine import decide, sequential
+from djbench.verdicts.engine import decide, sequential, spending
 from loadtests import verdicts
 
 SERIES = Path(__file__).parent / "fixtures" / "series"
@@ -40,8 +40,8 @@ def test_boundaries_match_the_published_tables() -> None:
 
 
 def test_the_looks_spend_exactly_alpha_and_the_last_keeps_more_than_a_union_bound() -> None:
-    most, looks = 15, decide.look_rounds(15)
-    levels = [decide.look_level(0.05, looks[: k + 1], most, k == len(looks) - 1)
+    most, looks = 15, spending.look_rounds(15)
+    levels = [spending.look_level(0.05, looks[: k + 1], most, k == len(looks) - 1)
               for k in range(len(looks))]  # fmt: skip
     fractions = [r / most for r in looks]
     bounds = [float(norm_isf(level / 2)) for level in levels]
@@ -50,7 +50,7 @@ def test_the_looks_spend_exactly_alpha_and_the_last_keeps_more_than_a_union_boun
     )
     assert levels[-1] == pytest.approx(0.041, abs=1e-3)  # the union bound's: 0.024
     # Stopped early by the budget: the last look spends what is left, and no more.
-    early = [decide.look_level(0.05, [3], most), decide.look_level(0.05, [3, 6], most, True)]
+    early = [spending.look_level(0.05, [3], most), spending.look_level(0.05, [3, 6], most, True)]
     bounds = [float(norm_isf(level / 2)) for level in early]
     assert sum(sequential.crossing_probabilities([3 / 15, 6 / 15], bounds)) == pytest.approx(
         0.05, abs=1e-4

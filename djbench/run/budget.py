@@ -24,7 +24,7 @@ when nothing is open, the budget is spent, or EXTRA_ROUNDS_MAX rounds were added
 Looking after every round is a sequential design: each look is one of the engine's
 group-sequential looks over the horizon (planned rounds + EXTRA_ROUNDS_MAX, fixed
 before the first look; the screens' looks spend a fifth of alpha between them,
-decide.race_spent), and a deployment dropped at a look stays dropped (`raced_out`),
+spending.race_spent), and a deployment dropped at a look stays dropped (`raced_out`),
 so the chance that any look calls two identical deployments apart is alpha over the
 whole run, not alpha per look (re-judging at the full alpha after every round called
 identical deployments "better" 18-21% of the time). The answer judges at the last

@@ -22,7 +22,7 @@ from djbench.results.model import (
 )
 from djbench.verdicts import thresholds
 from djbench.verdicts.compare import Comparison, compare_many, estimate
-from djbench.verdicts.engine import decide
+from djbench.verdicts.engine import decide, spending
 from djbench.verdicts.runs import Run
 
 
@@ -159,7 +159,7 @@ class Looks:
         boundaries over the looks made); the final look spends the rest."""
         assert self.most is not None
         self.made.append(done)
-        return decide.look_level(self.alpha, self.made, self.most, final)
+        return spending.look_level(self.alpha, self.made, self.most, final)
 
 
 @dataclass(frozen=True)

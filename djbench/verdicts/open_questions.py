@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Collection
 
 from djbench.results.model import PairResult
-from djbench.verdicts.engine import decide
+from djbench.verdicts.engine import decide, spending
 from djbench.verdicts.ranking import leader_decisions, underserved
 from djbench.verdicts.runs import Pair
 
@@ -103,22 +103,22 @@ def out_of_contention(
     started again each round). A deployment never ranked for another reason (invalid,
     underserved) keeps its rounds: more may rank it."""
     kept: set[str] = set()
-    beaten: dict[str, list[float]] = {}
+    behind: dict[str, list[float]] = {}
     for _scenario, _concurrency, leader, judged in _judged(results, run_id, level):
         kept.add(leader.label)
         top = leader.median("rps") or 0.0
         for other, decision in judged:
             if decision.verdict == "better" and top:
-                beaten.setdefault(other.label, []).append((other.median("rps") or 0.0) / top)
+                behind.setdefault(other.label, []).append((other.median("rps") or 0.0) / top)
             else:
                 kept.add(other.label)
     statuses: dict[str, set[str]] = {}
     for entry in results:
         statuses.setdefault(entry.label, set()).add(entry.status)
     found = [
-        Dropped(label, tuple(sorted(beaten[label])))
+        Dropped(label, tuple(sorted(behind[label])))
         for label in labels
-        if label in beaten and label not in kept
+        if label in behind and label not in kept
     ]
     found += [
         Dropped(label, failed=True)
@@ -131,4 +131,4 @@ def out_of_contention(
 def look_level(planned: int, made: list[int], final: bool) -> float:
     """The nominal level of the look after the rounds in `made` (the last is this one):
     the engine's sequential looks over the horizon planned + EXTRA_ROUNDS_MAX."""
-    return decide.look_level(decide.ALPHA, made, planned + EXTRA_ROUNDS_MAX, final)
+    return spending.look_level(decide.ALPHA, made, planned + EXTRA_ROUNDS_MAX, final)

@@ -10,7 +10,6 @@ from djbench.verdicts.engine.decide import (
     ALPHA,
     DECIDED,
     LOOK_COST,
-    LOOKS,
     MIN_ROUNDS,
     MIN_TRIALS,
     NOISE_SD,
@@ -18,10 +17,9 @@ from djbench.verdicts.engine.decide import (
     THRESHOLD,
     Change,
     detectable,
-    look_level,
-    look_rounds,
     rounds_needed,
 )
+from djbench.verdicts.engine.spending import LOOKS, look_level, look_rounds
 
 __all__ = [
     "ALPHA",
