@@ -239,6 +239,7 @@ def test_every_flag_a_cell_is_not_given_is_the_matrix_s_or_the_parent_s() -> Non
         *("cost", "cost_seeds"),  # a job of its own; a matrix's cost phase spells them
         *("cost_only", "no_cost", "cost_threshold"),  # the matrix's cost phase's own
         *("resume", "until_round", "budget", "tune_budget", "objective", "slo_p99"),
+        *("turns", "pairing"),  # the matrix's referee gives a cell its turns
         "capacity_window",  # a capacity job's, and the matrix refuses capacity
         *("soak_threshold", "matrix_base", "threshold", "alpha", "python", "offline"),
         *("output", "database", "redis"),

@@ -133,7 +133,15 @@ class MatrixDocument(Model):
     axes: dict[str, list[str]]
     base: str
     seed: int
-    order: list[list[str]] = Field(default_factory=list, description="cells, per round")
+    order: list[list[str]] = Field(
+        default_factory=list,
+        description="per round, what ran in order: each cell's part, or (cells side by "
+        "side) each turn's cell and window",
+    )
+    pairing: Literal["alternate", "sequential"] = Field(
+        default="sequential", description="--pairing: how a round put the cells side by side"
+    )
+    round_seconds: list[float] = Field(default_factory=list, description="each round's wall time")
     options: list[str] = Field(default_factory=list, description="the runbench options passed on")
     threshold: float = 0.10
     alpha: float = 0.01

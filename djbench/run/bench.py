@@ -5,6 +5,7 @@ progress, and when the budget is spent)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from djbench.results.model import (
 )
 from djbench.run.gates import new_pair
 from djbench.run.roundplan import Plan
+from djbench.run.turns import Turns
 
 
 def entry_key(label: str, scenario: str, concurrency: int | None) -> str:
@@ -124,6 +126,12 @@ class Bench:
     # time.monotonic() when --budget (the whole command's wall time) is spent; None: no
     # budget, nothing is cut short.
     deadline: float | None = None
+    # A matrix cell's turns (--turns): every window waits for its turn; None: no waiting.
+    turns: Turns | None = None
+
+    def window(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """The turn a window runs in (a matrix cell's), or nothing to wait for."""
+        return self.turns.window(what) if self.turns is not None else contextlib.nullcontext()
 
     def with_plan(self, plan: Plan) -> Bench:
         """The same bench for another plan of the run (a race round, a sweep)."""

@@ -40,6 +40,9 @@ class Settings:
     cost: Literal["first", "only", "skip"] = "first"
     cost_threshold: float = 0.01
     cost_seeds: int = 3
+    # How a round puts the cells side by side (djbench.run.matrix_rounds): their windows
+    # taking turns, seconds apart, or each cell's part back to back.
+    pairing: Literal["alternate", "sequential"] = "alternate"
 
 
 @dataclass
@@ -50,6 +53,7 @@ class CellState:
     project_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     worktree: Path | None = None  # a ref cell's checkout, removed when the matrix ends
+    turns: bool | None = None  # its djbench takes turns (run/turns.py); None: not asked yet
 
 
 def djbench_source() -> tuple[str, Path | None]:

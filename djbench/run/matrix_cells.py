@@ -7,11 +7,12 @@
    interpreter for every cell when one fits them all (so that only the axis differs),
    else the first that fits each, said as a warning. An environment per resolution
    (:mod:`djbench.launch.envs`, cached by hash).
-3. Rounds: in each, server by server (in a seeded shuffled order, recorded), every
-   cell runs that server's part of the plan back to back, cells in a random order
-   (``--until-round``; later rounds ``--resume`` that cell's file for that server): the
-   two sides of a pair are measured seconds apart, not a whole plan apart, so what the
-   machine does meanwhile hits both.
+3. Rounds: in each, server by server (in a seeded shuffled order, recorded), every cell
+   runs that server's part of the plan (``--until-round``; later rounds ``--resume``
+   that cell's file for that server), all cells at once with their windows taking turns
+   page by page, or back to back in a random order (``--pairing``,
+   :mod:`djbench.run.matrix_rounds`): the two sides of a pair are measured seconds
+   apart, not a whole plan apart, so what the machine does meanwhile hits both.
 4. Verdicts: each cell against the base with the decision engine
    (:mod:`djbench.verdicts.engine.decide`), paired by round, plus the verify gate's answer
    shapes (a changed shape is a correctness regression). Without ``--trials``, rounds
@@ -24,12 +25,9 @@ A cell that cannot be built or run is recorded with its reason; the others go on
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
 import secrets
-import shlex
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from djbench.plan import matrix_axes as plan
@@ -38,110 +36,20 @@ from djbench.plan.runplan import RunOptions
 from djbench.results import store
 from djbench.results.model import MatrixDocument
 from djbench.run import matrix_cost
-from djbench.run.cli import cell_argv
 from djbench.run.matrix_build import (
     CellState,
     Settings,
     build_cells,
     remove_worktrees,
-    run_in_cell,
 )
+from djbench.run.matrix_rounds import play_round
 from djbench.run.show import Show
 from djbench.verdicts import matrix_verdicts as matrix
 from djbench.verdicts import rules
 from djbench.verdicts.runs import load_cell
 
-CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 MAX_ROUNDS = 60  # the most rounds a matrix run until decided plans for, whatever the budget
 STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (planning only)
-
-
-def cell_timeout(opts: RunOptions) -> float:
-    """How long one cell's round may take before it is killed: generous (40x) against
-    the plan's size (servers x scenarios x concurrency levels x one window)."""
-    per_window = (opts.soak_s or opts.duration) + opts.warmup + 5
-    windows = max(1, len(opts.servers)) * (len(opts.scenarios) or 3) * len(opts.concurrency)
-    return max(CELL_TIMEOUT_FLOOR, 40 * per_window * windows)
-
-
-def run_round(
-    state: CellState,
-    opts: RunOptions,
-    round_index: int,
-    out: Path,
-    say: Callable[[str], None],
-    server: str | None = None,
-) -> None:
-    """One round of the plan (or of one server's part of it) in the cell's interpreter:
-    a new file, or its file resumed."""
-    assert state.python is not None and state.project_dir is not None
-    cell_out = (out / "cells" / state.cell.slug).resolve()
-    if server is not None:
-        cell_out, opts = cell_out / server, opts.model_copy(update={"servers": [server]})
-    existing = sorted(p for p in cell_out.glob("*.json") if p.is_file())
-    argv = [state.python, "manage.py", "runbench"]
-    if round_index == 0 or not existing:
-        argv += [*cell_argv(opts), "--until-round", "1"]
-    else:
-        run_id = existing[-1].stem
-        argv += ["--resume", run_id, "--until-round", str(round_index + 1), "--no-setup"]
-    argv += ["--output", str(cell_out), "--no-color"]
-    state.record.commands.append(shlex.join(argv))
-    env = {**os.environ, **state.env}
-    env.pop("VIRTUAL_ENV", None)
-    log = cell_out / f"round-{round_index + 1}.log"
-    cell_out.mkdir(parents=True, exist_ok=True)
-    say(f"round {round_index + 1}: {state.cell.label}" + (f" {server}" if server else ""))
-    code = run_in_cell(state, argv, env, log, cell_timeout(opts))
-    files = sorted(p for p in cell_out.glob("*.json") if p.is_file())
-    if files and str(files[-1]) not in state.record.run_files:
-        state.record.run_files.append(str(files[-1]))
-    state.record.run_file = state.record.run_file or (str(files[-1]) if files else None)
-    if (why := round_failure(code, log, bool(files))) is not None:
-        state.record.status = "failed"
-        state.record.reason = f"its runbench in round {round_index + 1} {why} (log: {log})"
-
-
-def round_failure(code: int | None, log: Path, saved: bool) -> str | None:
-    """Why a cell's round did not run, or None. 0: done (a pair that failed or was
-    invalid is a finding in its file); 1: done, a threshold missed (in its file too).
-    A refusal, a crash, a timeout, a traceback or no results file at all mean the round
-    did not run: the cell fails rather than go on
-    with fewer trials than the others (a project that no longer imports under the new
-    Django is the likeliest upgrade failure, and it must not pass)."""
-    lines = log.read_text(errors="replace").strip().splitlines()
-    if code is None:
-        return f"timed out: {' '.join(lines[-1:])}"
-    crashed = any(line.startswith("Traceback (most recent call last)") for line in lines)
-    if code in (0, 1) and saved and not crashed:
-        return None
-    tail = " | ".join(line.strip() for line in lines[-3:] if line.strip())
-    how = f"exited with {code}" if code not in (0, 1) or saved else "saved no results"
-    if crashed:
-        how += " after a traceback"
-    return f"{how}: {tail}"
-
-
-def play_round(
-    states: list[CellState],
-    opts: RunOptions,
-    settings: Settings,
-    round_index: int,
-    rng: random.Random,
-    out: Path,
-    say: Callable[[str], None],
-) -> list[str]:
-    """One round: server by server, each cell back to back in a random order."""
-    units = settings.servers or [None]  # type: ignore[list-item]
-    order = []
-    for server in rng.sample(units, len(units)):
-        ready = [s for s in states if s.record.status == "ok"]
-        for state in rng.sample(ready, len(ready)):
-            started = time.monotonic()
-            run_round(state, opts, round_index, out, say, server)
-            order.append(f"{state.record.label}" + (f" {server}" if server else ""))
-            say(f"  {state.cell.label} {server or ''} took {time.monotonic() - started:.0f} s")
-    return order
 
 
 def horizon(settings: Settings, round_s: float, left_s: float, pairs: int) -> int:
@@ -185,6 +93,7 @@ def main(
         budget_s=settings.budget_s,
         until_decided=settings.rounds is None,
         on_inconclusive=opts.on_inconclusive,
+        pairing=settings.pairing,
     )
     out.mkdir(parents=True, exist_ok=True)
     states = build_cells(project, opts, settings, show.line, out)
@@ -231,6 +140,7 @@ def run_rounds(
         document.order.append(play_round(states, opts, settings, round_index, rng, out, show.line))
         round_index += 1
         round_s = time.monotonic() - started
+        document.round_seconds.append(round(round_s, 1))
         if looks.most is None:
             pairs = len(settings.servers) * len(opts.scenarios or ["?"]) * len(opts.concurrency)
             pairs *= len(states) - 1

@@ -4,6 +4,7 @@ stopped; a server that dies is a recorded finding and the round goes on."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import time
@@ -204,23 +205,33 @@ def _run_deployment(
         pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
         if not pending:
             return gate_s  # nothing passed the gate: no timed lifetime to start
-    with deploy(bench.project, deployment, bench.run_dir, plan.health_path) as live:
-        record = DeploymentRound(
-            deployment=deployment.label,
-            server=deployment.server.name,
-            proxy=deployment.proxy,
-            round=round_index,
-            startup_seconds=round(live.startup_seconds, 3),
-            idle=settle(live.server, seconds=0.3),
-        )
-        if live.proxy is not None:
-            record.proxy_idle = settle(live.proxy, seconds=0.2)
+    lifetime = f"{deployment.label} round {round_index + 1}"
+    with contextlib.ExitStack() as stack:
+        # A matrix cell's start and stop take turns as its windows do (bench.window): no
+        # other cell's window runs beside them, nor their start beside its idle reading.
+        with bench.window(f"{lifetime}: start"):
+            live = stack.enter_context(
+                deploy(bench.project, deployment, bench.run_dir, plan.health_path)
+            )
+            record = DeploymentRound(
+                deployment=deployment.label,
+                server=deployment.server.name,
+                proxy=deployment.proxy,
+                round=round_index,
+                startup_seconds=round(live.startup_seconds, 3),
+                idle=settle(live.server, seconds=0.3),
+            )
+            if live.proxy is not None:
+                record.proxy_idle = settle(live.proxy, seconds=0.2)
         for position, (scenario, concurrency) in enumerate(pending):
             entry = recorder.entry(deployment, scenario, concurrency)
             entry.command, entry.threads = live.commands, live.threads
             label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
             progress.advance(0, label)
-            trial = _one_trial(plan, live, scenario, concurrency, round_index, log_dir, progress)
+            with bench.window(label):
+                trial = _one_trial(
+                    plan, live, scenario, concurrency, round_index, log_dir, progress
+                )
             trial.position = position
             entry.trials.append(trial)
             entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
@@ -229,7 +240,9 @@ def _run_deployment(
             progress.trial_done(label, trial)
         if round_index == 0:
             _ws_idle(plan, recorder, live, gates[deployment.label], log_dir)
-        record.after = settle(live.server, seconds=0.3)
+        with bench.window(f"{lifetime}: stop"):
+            record.after = settle(live.server, seconds=0.3)
+            stack.close()
     recorder.document.deployment_rounds.append(record)
     for scenario in plan.scenarios:
         for c in plan.concurrency:

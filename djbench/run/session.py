@@ -214,7 +214,7 @@ def _measured(
         remote.master_for(opts, plan, run_dir, selection.driver_cpus, show.console) as ready,
     ):
         deadline = started + opts.budget if opts.budget is not None else None
-        bench = Bench(selection.project, ready, recorder, run_dir, progress, deadline)
+        bench = Bench(selection.project, ready, recorder, run_dir, progress, deadline, how.turns)
         ctx = Context(bench, selection, opts, how.until_round)
         mode.run(ctx)
         if opts.budget is not None and how.until_round is None and mode.says_budget(opts):

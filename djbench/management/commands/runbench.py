@@ -22,6 +22,7 @@ from djbench.reports.outputs import CiFiles
 from djbench.run import cli, exits, modes, services, session
 from djbench.run.flags import Job
 from djbench.run.modes import Invocation
+from djbench.run.turns import TurnLost, Turns
 
 
 class _Formatter(DjangoHelpFormatter, argparse.RawDescriptionHelpFormatter):
@@ -90,7 +91,8 @@ class Command(BaseCommand):
             if until is not None and until < 1:
                 raise OptionError("--until-round takes a round number of at least 1")
             show = ConsoleShow(console_for(self.stdout, no_color=options["no_color"]))
-            how = Invocation(show=show, until_round=until)
+            turns = Turns.of(options["turns"]) if options.get("turns") else None
+            how = Invocation(show=show, until_round=until, turns=turns)
             mode = modes.for_command(job.name, options)
             if options["resume"]:  # the run's own options, and so its own job
                 opts, how = session.resumed(options["resume"], opts, how)
@@ -98,6 +100,8 @@ class Command(BaseCommand):
             ended = mode.main(self, opts, how)
         except OptionError as exc:
             raise CommandError(str(exc), returncode=exits.USAGE) from None
+        except TurnLost as exc:  # a matrix cell whose referee is gone: its servers stopped
+            raise CommandError(str(exc), returncode=exits.INTERRUPTED) from None
         except KeyboardInterrupt:
             raise CommandError(
                 "interrupted; every server was stopped", returncode=exits.INTERRUPTED

@@ -102,4 +102,13 @@ JOB_FLAGS: tuple[Flag, ...] = (
         int,
         hidden=True,
     ),
+    Flag(
+        "turns",
+        "take a turn before every window (FOLDER/NAME: how --matrix alternates its cells' "
+        "windows; djbench.run.turns)",
+        JOB,
+        frozenset({"rounds"}),
+        metavar="FOLDER/NAME",
+        hidden=True,
+    ),
 )

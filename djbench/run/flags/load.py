@@ -222,6 +222,16 @@ LOAD_FLAGS: tuple[Flag, ...] = (
         None,
     ),
     Flag(
+        "pairing",
+        "how a round puts the cells side by side: alternate (every cell's runbench at once, "
+        "their windows taking turns page by page, seconds apart; the default) or "
+        "sequential (each cell's part of the round back to back)",
+        MATRIX,
+        frozenset({"matrix"}),
+        metavar="HOW",
+        example="sequential",
+    ),
+    Flag(
         "cost_threshold",
         f"a page is worse on cost when its instructions per request rose by more than this "
         f"and beyond its ratios' range over hash seeds (default {cost.THRESHOLD})",

@@ -23,6 +23,7 @@ from djbench.run.exits import Ended
 from djbench.run.roundplan import Plan
 from djbench.run.selection import Selection
 from djbench.run.show import Show
+from djbench.run.turns import Turns
 
 if TYPE_CHECKING:
     from django.core.management.base import BaseCommand
@@ -39,6 +40,8 @@ class Invocation:
     # Stop after this many rounds (the file stays resumable): how --matrix interleaves
     # its cells round by round, each round one runbench per cell.
     until_round: int | None = None
+    # --turns: a matrix cell whose windows take turns with the other cells' (run/turns.py)
+    turns: Turns | None = None
 
 
 @dataclass(frozen=True)

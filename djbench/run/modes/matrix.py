@@ -22,7 +22,7 @@ from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
 from djbench.results import store
-from djbench.run import exits, matrix_build, matrix_cells
+from djbench.run import exits, matrix_build, matrix_cells, matrix_rounds
 from djbench.run.exits import Ended, Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.job import Invocation, Mode
@@ -49,6 +49,7 @@ class MatrixAsk:
     no_cost: bool = False
     cost_threshold: float | None = None
     cost_seeds: int | None = None
+    pairing: str | None = None
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> MatrixAsk:
@@ -66,6 +67,7 @@ class MatrixAsk:
             no_cost=bool(options.get("no_cost")),
             cost_threshold=options.get("cost_threshold"),
             cost_seeds=options.get("cost_seeds"),
+            pairing=options.get("pairing"),
         )
 
 
@@ -91,7 +93,11 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
             f"--matrix --trials {rounds}: a paired verdict needs at least {rules.MIN_ROUNDS} "
             "rounds (leave out --trials to run until every pair is decided)"
         )
+    if ask.pairing is not None and ask.pairing not in matrix_rounds.PAIRINGS:
+        choices = " or ".join(matrix_rounds.PAIRINGS)
+        raise OptionError(f"--pairing takes {choices}, not {ask.pairing!r}")
     return matrix_build.Settings(
+        pairing="sequential" if ask.pairing == "sequential" else "alternate",
         cost=cost_phase(ask),
         cost_threshold=_fraction(
             "--cost-threshold",
