@@ -200,3 +200,40 @@ def test_a_cell_s_missed_threshold_fails_the_matrix() -> None:
     assert "threshold missed: ref=b gunicorn-sync health-sync" in (
         ci_outputs.matrix_summary_markdown(document)
     )
+
+
+def test_a_cost_only_matrix_writes_its_summary_and_junit(tmp_path: Path) -> None:
+    """--cost-only (the CI workflows' default) runs no wall-clock round: no cell has a
+    results file, yet its cost verdicts are the gate's answer, so the summary and JUnit
+    say them; only the BMF (each cell's figures) is left out, and said."""
+    from djbench.reports.outputs import CiFiles, write_matrix_ci
+    from djbench.results import store
+    from djbench.results.cost_model import CostChange, CostComparison, MatrixCost
+    from djbench.results.matrix_model import MatrixCell, MatrixDocument
+
+    page = CostChange(
+        scenario="movies-sync", verdict="worse", before=6.7e6, after=8.8e6, ratio=1.31
+    )
+    document = MatrixDocument(
+        matrix_id="m",
+        axes={"ref": ["HEAD~1", "HEAD"]},
+        base="ref=HEAD~1",
+        seed=1,
+        cells=[MatrixCell(label=c, axes={}) for c in ("ref=HEAD~1", "ref=HEAD")],
+        cost=MatrixCost(
+            comparisons=[
+                CostComparison(threshold=0.01, base="ref=HEAD~1", new="ref=HEAD", pages=[page])
+            ]
+        ),
+    )
+    path = tmp_path / "matrix.json"
+    store.write_atomic(path, document)
+    files = CiFiles(tmp_path / "summary.md", tmp_path / "junit.xml", tmp_path / "bmf.json")
+    said = write_matrix_ci(path, files)
+    assert said[:2] == [f"Summary: {files.summary}", f"JUnit: {files.junit}"]
+    assert said[2].startswith("BMF not written (no cell ran wall-clock rounds)")
+    assert "movies-sync" in (tmp_path / "summary.md").read_text()
+    junit = (tmp_path / "junit.xml").read_text()
+    JUNIT.validate(junit)
+    assert [f.get("type") for f in ET.fromstring(junit).iter("failure")] == ["worse"]
+    assert not (tmp_path / "bmf.json").exists()

@@ -115,13 +115,29 @@ def write_cost_ci(results: Path, files: CiFiles) -> list[str]:
 
 
 def write_matrix_ci(matrix: Path, files: CiFiles) -> list[str]:
-    """A matrix's CI files: its verdicts (summary, JUnit), every cell's figures (BMF)."""
+    """A matrix's CI files: its verdicts (summary, JUnit), every cell's figures (BMF). A
+    matrix of cost only (--cost-only, the CI workflows' default) has verdicts and no
+    cell's figures: its summary and JUnit are written, its BMF is not (said)."""
     if not files.asked():
         return []
     try:
-        document, runs = load_matrix(matrix), load_runs(matrix)
+        document = load_matrix(matrix)
     except ResultsError as exc:
         return [f"CI files not written: {exc}"]
+    try:
+        runs = load_runs(matrix)
+    except ResultsError as exc:
+        if document.cost is None:
+            return [f"CI files not written: {exc}"]
+        written = _write_asked(
+            CiFiles(files.summary, files.junit),
+            {
+                "Summary": lambda: ci_outputs.matrix_summary_markdown(document),
+                "JUnit": lambda: ci_outputs.matrix_junit_xml(document),
+            },
+        )
+        unwritten = [f"BMF not written (no cell ran wall-clock rounds): {files.bmf}"]
+        return written + (unwritten if files.bmf is not None else [])
     return _write_asked(
         files,
         {
