@@ -217,7 +217,13 @@ def opening_line(cells: list[matrix_plan.Cell], settings: matrix_build.Settings)
         )
     )
     first = f"first {cost} (when Valgrind is installed); then " if settings.cost == "first" else ""
-    return f"{named}; {first}{rounds}; each round runs every server in every cell back to back"
+    side = (
+        "each round runs every server in every cell, from round 2 side by side with their "
+        "windows taking turns page by page (--pairing alternate)"
+        if settings.pairing == "alternate"
+        else "each round runs every server in every cell back to back (--pairing sequential)"
+    )
+    return f"{named}; {first}{rounds}; {side}"
 
 
 class MatrixMode(Mode):
