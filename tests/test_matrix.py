@@ -7,6 +7,7 @@ SQLite pass only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -27,7 +28,7 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
-from djbench.run.matrix_build import inputs
+from djbench.run.matrix_build import CellState, inputs
 from tests.live import ROOT
 from tests.test_ci_outputs import JUNIT
 from tests.userproject import SLOW_MIDDLEWARE, git, users_project
@@ -141,9 +142,16 @@ def test_matrix_option_errors_are_one_line(tmp_path: Path) -> None:
         assert caught.value.returncode == 2
 
 
+def _state(status: str) -> CellState:
+    from djbench.results.model import MatrixCell
+
+    cell = matrix_axes.cells(matrix_axes.parse("django=5.2,6.0"))[0]
+    return CellState(cell=cell, record=MatrixCell(label=cell.label, axes={}, status=status))
+
+
 def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> None:
     from djbench.run.matrix_build import Settings
-    from djbench.run.matrix_cells import MAX_ROUNDS, horizon, plan_line
+    from djbench.run.matrix_cells import MAX_ROUNDS, horizon, pilot_rounds, plan_line
     from djbench.verdicts.engine import decide
 
     needed = decide.rounds_needed(decide.PLANNED_CHANGE, 4)
@@ -152,6 +160,12 @@ def test_the_default_horizon_is_sized_by_power_and_a_budget_by_the_clock() -> No
     # 45 s a round: the power's rounds fit the hour; a 15-minute budget buys 20.
     assert horizon(sized, 45.0, 3555.0, 4) == needed
     assert horizon(clock, 45.0, 855.0, 4) == 20
+    # Cells side by side: fixed after round 2, at its pace (round 1 runs back to back).
+    assert horizon(clock, 40.0, 800.0, 4, done=2) == 22
+    assert pilot_rounds(clock, [_state("ok"), _state("ok")]) == 2
+    assert pilot_rounds(clock, [_state("ok"), _state("failed")]) == 1
+    assert pilot_rounds(dataclasses.replace(clock, pairing="sequential"), []) == 1
+    assert pilot_rounds(dataclasses.replace(clock, rounds=4), [_state("ok"), _state("ok")]) == 1
     # A slow round: the cap bounds the horizon, and the line says what it flags instead.
     slow = horizon(sized, 120.0, 3480.0, 4)
     assert slow == 30 < needed

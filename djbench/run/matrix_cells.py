@@ -52,13 +52,14 @@ MAX_ROUNDS = 60  # the most rounds a matrix run until decided plans for, whateve
 STARTUP_S = 12.0  # a runbench's own start, a server's start and verify gate (planning only)
 
 
-def horizon(settings: Settings, round_s: float, left_s: float, pairs: int) -> int:
-    """The most rounds the run plans for, fixed once after the pilot round (from its
-    time, before any verdict): those the budget allows; without --budget, no more than
-    a PLANNED_CHANGE on one of `pairs` needs for 80% power at the planning noise."""
+def horizon(settings: Settings, round_s: float, left_s: float, pairs: int, done: int = 1) -> int:
+    """The most rounds the run plans for, fixed once after the pilot round(s) (`done`,
+    from the last one's time, before any verdict): those the budget allows; without
+    --budget, no more than a PLANNED_CHANGE on one of `pairs` needs for 80% power at the
+    planning noise."""
     if settings.rounds is not None:
         return settings.rounds
-    most = min(MAX_ROUNDS, 1 + int(left_s // max(round_s, 1.0)))
+    most = min(MAX_ROUNDS, done + int(left_s // max(round_s, 1.0)))
     if settings.sized_by_power:
         most = min(most, rules.rounds_needed(rules.PLANNED_CHANGE, pairs, settings.alpha))
     return max(rules.MIN_ROUNDS, most)
@@ -141,11 +142,14 @@ def run_rounds(
         round_index += 1
         round_s = time.monotonic() - started
         document.round_seconds.append(round(round_s, 1))
+        if looks.most is None and round_index < pilot_rounds(settings, states):
+            store.write_atomic(path, document)
+            continue
         if looks.most is None:
             pairs = len(settings.servers) * len(opts.scenarios or ["?"]) * len(opts.concurrency)
             pairs *= len(states) - 1
             left_s = settings.budget_s - (time.monotonic() - clock)
-            looks.most = horizon(settings, round_s, left_s, pairs)
+            looks.most = horizon(settings, round_s, left_s, pairs, round_index)
             document.planned_rounds = looks.most
             show.line(plan_line(settings, round_s, looks.most, pairs))
         out_of_time = time.monotonic() - clock + round_s > settings.budget_s
@@ -165,6 +169,15 @@ def run_rounds(
             if out_of_time and round_index < looks.most:
                 show.line(f"the budget is spent after {round_index} round(s)")
             break
+
+
+def pilot_rounds(settings: Settings, states: list[CellState]) -> int:
+    """The rounds whose time fixes the horizon: the first, or (cells side by side) the
+    second, the first to run as the later ones will (the first runs the cells back to
+    back: 72 s where the later took 60-66 s for three cells and two servers). Either
+    way before the first look (MIN_ROUNDS), so before any verdict."""
+    together = settings.pairing == "alternate" and sum(s.record.status == "ok" for s in states) > 1
+    return 2 if together and settings.rounds is None else 1
 
 
 def loaded(states: list[CellState]) -> list[tuple[CellState, matrix.Cell]]:
