@@ -28,10 +28,18 @@ and 0.020; A/A sd of log(A/B) over rounds 0.028, where the within-lifetime sprea
 would give 0.016. A lifetime carries luck of its own (or the minutes between two of
 them do): windows of one lifetime are not independent replicates, and restarting
 lifetimes is what samples it.
+
+Then what serving L rounds a lifetime would cost a verdict (issue 56, item 2: the time
+saved on starts against the units lost), from this run's own figures. Measured here
+2026-12-07 11:52 (same command, 4.7 min, a noisier hour: within a lifetime 0.11 and
+0.13): F p = 0.005 and 0.001; luck not shared by the two sides sd 0.057; a lifetime's
+own cost 1.6 s against 3.8 s a window; relative time to a verdict L=1 1.00, L=2 1.11,
+L=3 1.25, L=4 1.40. One round a lifetime stays the design.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import statistics
 import subprocess
@@ -43,6 +51,7 @@ from pathlib import Path
 import tomli_w
 from scipy import stats
 
+from djbench.results.model import RunDocument
 from djbench.results.store import load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,12 +128,52 @@ def main(rounds: int, windows: int, server: str, page: str) -> int:
     within = statistics.fmean(
         [components([g for g in by_side[s].values() if len(g) == windows])[2] for s in (a, b)]
     )
+    aa = statistics.stdev(diffs)
     print(
         f"  A/A over {len(shared)} rounds: sd of log(A/B), each side its lifetime's mean: "
-        f"{statistics.stdev(diffs):.4f}; from the within-lifetime spread alone: "
+        f"{aa:.4f}; from the within-lifetime spread alone: "
         f"{within * math.sqrt(2 / windows):.4f}"
     )
+    overhead, window = timing(document)
+    print(
+        f"  a lifetime's own cost (start, idle readings, stop): {overhead:.2f} s; a window "
+        f"with its warm-up and driver: {window:.2f} s"
+    )
+    spanning(aa, within, windows, overhead, window)
     return 0
+
+
+def timing(document: RunDocument) -> tuple[float, float]:
+    """(seconds a lifetime costs beyond its windows, seconds a window costs) in this run:
+    its wall time less the windows' driver time, over its lifetimes (the gates' too)."""
+    walls = [t.driver_wall_seconds for e in document.results for t in e.trials]
+    windows_s = [w for w in walls if w]
+    began = dt.datetime.fromisoformat(document.started or "")
+    ended = dt.datetime.fromisoformat(document.finished or "")
+    lifetimes = len(document.deployment_rounds) + len({e.label for e in document.results})
+    rest = (ended - began).total_seconds() - sum(windows_s)
+    return rest / lifetimes, statistics.median(windows_s)
+
+
+def spanning(aa: float, within: float, windows: int, overhead: float, window: float) -> None:
+    """What serving L rounds per lifetime would cost a verdict, relative to a lifetime a
+    round (issue 56, item 2). Per pair and page, a lifetime is the unit a test counts
+    (its rounds share its luck): the variance of one unit's log-ratio is 2 b^2 + 2 w^2 / L
+    (b the luck of a lifetime the two sides do not share, from this A/A less its windows;
+    w a window's spread), and a unit costs a lifetime plus L rounds of PAGES windows; the
+    time to a verdict is proportional to their product."""
+    pages = 3  # the default profile's scenarios in a lifetime
+    luck = max(0.0, aa**2 - 2 * within**2 / windows) / 2
+    print(
+        f"  lifetime luck not shared by the two sides: sd {math.sqrt(luck):.4f}; a window's "
+        f"spread {within:.4f}. Time to a verdict with L rounds a lifetime ({pages} pages), "
+        "relative to one:"
+    )
+    cost = {
+        rounds: (2 * luck + 2 * within**2 / rounds) * (overhead + rounds * pages * window)
+        for rounds in (1, 2, 3, 4)
+    }
+    print("   " + "; ".join(f"L={r}: {c / cost[1]:.2f}" for r, c in cost.items()))
 
 
 if __name__ == "__main__":
