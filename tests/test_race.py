@@ -124,3 +124,28 @@ def test_a_comparison_the_leader_won_at_a_look_stays_won() -> None:
     }
     assert "gunicorn-sync" in {q.other for q in open_questions(results, "run", low)}
     assert "gunicorn-sync" not in {q.other for q in _still_open(doc, low, frozenset(), closed)}
+
+
+def test_rounds_that_share_a_lifetime_are_one_unit_of_a_test() -> None:
+    """Issue 56, item 2: where a server lifetime has luck of its own (loadtests/
+    lifetime_luck.py found it, F p 0.001-0.005), rounds served by one lifetime are not
+    independent. An A/A pair over 5 lifetimes of 3 rounds each, lifetime luck as large
+    as a window's spread: tested on the 15 rounds (the autocorrelation bound included)
+    it is called apart about twice as often as alpha; on the 5 lifetimes' means (the
+    lifetime as the block) at alpha. Why a round is one lifetime in djbench."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    runs, lifetimes, per, luck_sd, window_sd = 2000, 5, 3, 0.03, 0.03
+    by_round = by_lifetime = 0
+    for _ in range(runs):
+        luck = rng.normal(0, luck_sd * math.sqrt(2), lifetimes)  # not shared by the sides
+        logs = np.repeat(luck, per) + rng.normal(0, window_sd * math.sqrt(2), lifetimes * per)
+        rounds = decide.paired([1.0] * len(logs), [math.exp(x) for x in logs])
+        means = logs.reshape(lifetimes, per).mean(axis=1)
+        blocks = decide.paired([1.0] * lifetimes, [math.exp(x) for x in means])
+        assert rounds is not None and blocks is not None
+        by_round += rounds.p < decide.ALPHA
+        by_lifetime += blocks.p < decide.ALPHA
+    assert by_round / runs >= 0.08  # measured 9.2% at this seed
+    assert by_lifetime / runs <= 0.06  # measured 5.0%
