@@ -1,7 +1,8 @@
 """Turns: how a matrix puts its cells' windows seconds apart (``--pairing alternate``).
 
 Each cell's runbench runs in its own environment and process, all of them at once; each
-takes a turn for every window (:meth:`Turns.window`). A referee (:func:`referee`, in
+takes a turn for every window and for its server's start and stop (:meth:`Turns.window`,
+through djbench.run.bench.Bench.window). A referee (:func:`referee`, in
 the matrix's process) gives one turn at a time, and only when every cell still running
 waits for one: so no window ever overlaps another cell's window, start, gate, settling
 or stop, while the cells' servers stay alive side by side (each in its own process tree,
@@ -26,7 +27,7 @@ import os
 import random
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def prepare(folder: Path) -> Path:
 
 @dataclass(frozen=True)
 class Turns:
-    """A cell's side: wait for the turn before every window."""
+    """A cell's side: wait for the turn before every window, start and stop."""
 
     folder: Path
     name: str
@@ -110,7 +111,6 @@ def referee(
     folder: Path,
     rng: random.Random,
     timeout_s: float,
-    said: Callable[[Step], None] = lambda step: None,
 ) -> list[Step]:
     """Give turns until every cell's process has ended: at each step a turn for each
     cell waiting for one, in a random order, each given only once every cell still
@@ -126,7 +126,6 @@ def referee(
             if position and _all_waiting(cells, folder, until) is None:
                 break
             steps.append(_turn(name, cells[name], folder, until))
-            said(steps[-1])
     for process in cells.values():  # out of time
         if process.poll() is None:
             process.terminate()
