@@ -28,6 +28,7 @@ from djbench.plan.options import OptionError
 from djbench.plan.project import Project
 from djbench.plan.runplan import RunOptions
 from djbench.results import store
+from djbench.results.matrix_model import MatrixDocument
 from djbench.run.matrix_build import CellState, inputs
 from tests.live import ROOT
 from tests.test_ci_outputs import JUNIT
@@ -198,6 +199,17 @@ def _index_or_skip(error: str) -> None:
         pytest.skip(f"the package index is out of reach: {error}")
 
 
+def _built_matrix(out: Path) -> tuple[Path, MatrixDocument]:
+    """The one matrix file under `out` and its document; skipped when a cell could not
+    be built because the package index was out of reach (a failure under CI=true)."""
+    [path] = out.glob("matrix-*/matrix.json")
+    document = store.load_matrix(path)
+    for cell in document.cells:
+        if cell.reason:
+            _index_or_skip(cell.reason)
+    return path, document
+
+
 @pytest.mark.servers
 def test_a_django_matrix_runs_interleaved_and_a_bad_cell_is_a_sentence(
     live_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -346,11 +358,7 @@ def test_a_ref_matrix_flags_the_commit_that_slowed_a_users_project(tmp_path: Pat
         timeout=900,
         check=False,
     )
-    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
-    document = store.load_matrix(path)
-    for cell in document.cells:
-        if cell.reason:
-            _index_or_skip(cell.reason)
+    path, document = _built_matrix(tmp_path / "out")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "got worse" in done.stderr and "cell(s) ref=HEAD~1 could not run" in done.stderr
     before, crashed, after = document.cells
@@ -426,11 +434,7 @@ def test_an_aa_ref_matrix_side_by_side_exits_0_with_its_windows_alternated(
     done = subprocess.run(
         argv, cwd=root, env=env, capture_output=True, text=True, timeout=900, check=False
     )
-    [path] = (tmp_path / "out").glob("matrix-*/matrix.json")
-    document = store.load_matrix(path)
-    for cell in document.cells:
-        if cell.reason:
-            _index_or_skip(cell.reason)
+    _, document = _built_matrix(tmp_path / "out")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cells side by side: ref=HEAD~1, ref=HEAD" in done.stdout
     assert document.rounds == 3 and len(document.order) == 3

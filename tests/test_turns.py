@@ -90,3 +90,7 @@ def test_a_cell_whose_referee_is_gone_stops_instead_of_waiting(tmp_path: Path) -
     with pytest.raises(turns.TurnLost), mine.window("page"):
         pass
     assert time.monotonic() - began < 5
+    # A folder no referee prepared (a hand-made --turns): a sentence, not a traceback.
+    stray = turns.Turns(tmp_path / "nowhere", "cell")
+    with pytest.raises(turns.TurnLost, match="holds no referee"), stray.window("page"):
+        pass

@@ -83,8 +83,11 @@ class Turns:
         """Wait for the turn (TurnLost when the referee is gone or `timeout_s` passes),
         run the window, hand the turn back."""
         go = self.folder / f"{self.name}.go"
-        _write(self.folder / f"{self.name}.ready", what)
-        referee = int((self.folder / REFEREE).read_text())
+        try:
+            referee = int((self.folder / REFEREE).read_text())
+            _write(self.folder / f"{self.name}.ready", what)
+        except (OSError, ValueError):
+            raise TurnLost(f"no turn for {what}: {self.folder} holds no referee") from None
         until = time.monotonic() + self.timeout_s
         while not go.exists():
             if not _alive(referee) or time.monotonic() > until:
@@ -99,11 +102,10 @@ class Turns:
 
 @dataclass
 class Step:
-    """One turn given: which cell, what it ran, how long it held the turn."""
+    """One turn given: which cell, and what it ran."""
 
     name: str
     what: str
-    seconds: float
 
 
 def referee(
@@ -151,9 +153,8 @@ def _turn(name: str, process: subprocess.Popen[bytes], folder: Path, until: floa
     ready, done = folder / f"{name}.ready", folder / f"{name}.done"
     what = ready.read_text() if ready.exists() else ""
     ready.unlink(missing_ok=True)
-    began = time.monotonic()
     _write(folder / f"{name}.go", what)
     while not done.exists() and process.poll() is None and time.monotonic() < until:
         time.sleep(POLL_S)
     done.unlink(missing_ok=True)
-    return Step(name, what, round(time.monotonic() - began, 3))
+    return Step(name, what)
