@@ -168,3 +168,25 @@ def test_a_second_interrupt_forces_and_does_not_abort_cleanup(
     assert "Traceback" not in err
     assert gone_within(seen, 2.0) == []
     assert census("two SIGINTs during cleanup", mark, during) == 0
+
+
+def test_a_second_interrupt_while_the_command_exits_keeps_exit_130() -> None:
+    # The race CI met: the first Ctrl-C just after the servers were stopped (outside
+    # terminate_on_signals), the second while the command says why and exits. Made
+    # deterministic here: the script signals itself at both moments.
+    script = (
+        "import os, signal, sys\n"
+        "from djbench.launch.process import interrupt_once\n"
+        "try:\n"
+        "    with interrupt_once():\n"
+        "        try:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "            signal.pause()\n"
+        "        except KeyboardInterrupt:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "            sys.exit(130)\n"
+        "finally:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # and one more during the exit\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=30)
+    assert (done.returncode, done.stderr) == (130, b"")

@@ -509,6 +509,31 @@ def running(tree: ProcessTree) -> Iterator[ProcessTree]:
         tree.stop()
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _interrupt_once(signum: int, frame: object) -> None:
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def interrupt_once() -> Iterator[None]:
+    """A command run from a shell: its first SIGINT, SIGTERM or SIGHUP interrupts it (as
+    KeyboardInterrupt) and it is then on its way out, so later ones are ignored. A second
+    Ctrl-C while it says why it stopped, saves or exits must not turn its exit 130 into
+    death by signal (CI met it: a first Ctrl-C just after the servers were stopped, the
+    second 0.3 s later during the interpreter's exit, status -2).
+    :func:`terminate_on_signals` handles them while servers run, inside this."""
+    previous = {s: signal.signal(s, _interrupt_once) for s in SIGNALS}
+    yield
+    # (Left ignored when an exception leaves: the command is ending.) Not interrupted:
+    # whoever called gets its handlers back.
+    for s, h in previous.items():
+        signal.signal(s, h)
+
+
 @contextlib.contextmanager
 def terminate_on_signals() -> Iterator[None]:
     """The first SIGINT, SIGTERM or SIGHUP stops gracefully (as KeyboardInterrupt, so that
@@ -523,8 +548,7 @@ def terminate_on_signals() -> Iterator[None]:
             raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
         _FORCE.set()  # cleanup is under way: make it quick, do not interrupt it
 
-    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {s: signal.signal(s, handler) for s in signals}
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
         yield
     finally:
@@ -537,7 +561,8 @@ def terminate_on_signals() -> Iterator[None]:
                 # After an interrupt the command is about to exit: a late Ctrl-C must
                 # not turn a clean stop into a traceback. (Only where nobody else had
                 # a handler: an embedding program gets its own back.)
-                late = interrupted and h in (signal.default_int_handler, signal.SIG_DFL)
+                ours = (signal.default_int_handler, signal.SIG_DFL, _interrupt_once)
+                late = interrupted and h in ours
                 signal.signal(s, signal.SIG_IGN if late else h)
             _FORCE.clear()
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from djbench.launch.process import ServerError, terminate_on_signals
+from djbench.launch.process import ServerError, interrupt_once, terminate_on_signals
 from djbench.measure import calibrate
 from djbench.plan import scenarios
 from djbench.plan.options import OptionError, cpu_split
@@ -17,6 +17,10 @@ from djbench.plan.project import current
 
 class Command(BaseCommand):
     help = "Measure the load drivers' ceiling and the sampler's overhead on this machine."
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        with interrupt_once():  # a second Ctrl-C while it exits: still exit 130
+            super().run_from_argv(argv)
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

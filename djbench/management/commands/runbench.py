@@ -13,6 +13,7 @@ from django.core.management.base import (
     DjangoHelpFormatter,
 )
 
+from djbench.launch.process import interrupt_once
 from djbench.plan import runplan
 from djbench.plan.options import OptionError, redact
 from djbench.reports import endings
@@ -41,7 +42,8 @@ class Command(BaseCommand):
     def run_from_argv(self, argv: list[str]) -> None:
         if "-h" in argv or "--help" in argv:
             self.help_job = cli.job_named_in(argv[2:])
-        super().run_from_argv(argv)
+        with interrupt_once():
+            super().run_from_argv(argv)
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
