@@ -17,7 +17,7 @@ from django.db import connection
 from djbench.launch.process import ProcessTree, running
 from djbench.measure.sampler import TreeSampler, summarise
 from djbench.results import store
-from djbench.run.runner import scenario_order
+from djbench.run.roundplan import scenario_order
 
 HOLDS = """
 import time

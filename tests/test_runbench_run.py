@@ -113,8 +113,20 @@ def test_end_to_end_wsgi_and_asgi(driver: str, live_database: str, tmp_path: Pat
             else:
                 assert trial["in_flight_source"] == "littles_law"
                 assert trial["window_edge_bound"] > 0
-    # Interleaved: each round starts each deployment; rounds are recorded.
+    # Interleaved: each round starts each deployment; rounds are recorded. Round 2 kept
+    # both alive side by side, their windows taking turns (--pairing's default).
     assert len(document["deployment_rounds"]) == 4
+    beside = {(r["deployment"], r["round"]): r["beside"] for r in document["deployment_rounds"]}
+    assert beside == {
+        ("gunicorn-gthread", 0): [],
+        ("uvicorn", 0): [],
+        ("gunicorn-gthread", 1): ["uvicorn"],
+        ("uvicorn", 1): ["gunicorn-gthread"],
+    }
+    assert "round 2 of 2: 2 deployment(s), in a fresh order, side by side" in out
+    for record in document["deployment_rounds"]:  # what an idle neighbour cost, measured
+        idle = record["beside_cpu_percent"]
+        assert idle is None if record["round"] == 0 else 0 <= idle < 50, record
     for record in document["deployment_rounds"]:
         assert 0 < record["startup_seconds"] < 60
         assert record["idle"]["pss"] > 0 and record["after"]["pss"] > 0

@@ -38,6 +38,7 @@ from djbench.plan.recycle import Recycle, parse_axis, parse_duration, parse_one
 from djbench.plan.tuning import OBJECTIVES
 
 MAX_DURATION = 600.0  # seconds per timed window: every load loop is bounded
+PAIRINGS = ("alternate", "sequential")  # --pairing, the default first
 MAX_COST_SEEDS = 10  # a page's count per seed takes 10-30 s under Valgrind
 # --churn: one window per kind of event, a third of it steady before the event (its
 # rate is djbench.run.modes.churn.CHURN_RATE's)
@@ -120,6 +121,9 @@ class RunOptions(BaseModel):
     # then written back here (concurrency, duration, request_timeout) for --resume.
     fit: bool = False
     request_timeout: float | None = None  # None: djbench.plan.fitting.request_timeout
+    # --pairing: the rounds after the first with their deployments alive side by side,
+    # windows alternated page by page (djbench.run.side_by_side), or back to back.
+    pairing: Literal["alternate", "sequential"] = "alternate"
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:
         """Every combination of the axes' values (one empty variant without axes)."""
@@ -268,6 +272,7 @@ def from_command(options: dict[str, Any], job: str) -> RunOptions:
         redis=redact(str(options["redis"])) if options.get("redis") else None,
         on_inconclusive=on_inconclusive(options),
         fit=fits(options, job, soak_s),
+        pairing=pairing(options),
     )
 
 
@@ -276,6 +281,14 @@ def fits(options: dict[str, Any], job: str, soak_s: float | None) -> bool:
     when the load's size or pace was given, nor for a job that sets its own."""
     given = any(options.get(k) is not None for k in ("concurrency", "duration", "rate"))
     return not given and soak_s is None and job not in OWN_LOAD
+
+
+def pairing(options: dict[str, Any]) -> Literal["alternate", "sequential"]:
+    """--pairing, checked (a plain run's rounds, a matrix's cells)."""
+    given = options.get("pairing") or PAIRINGS[0]
+    if given not in PAIRINGS:
+        raise OptionError(f"--pairing {given!r}; valid: {', '.join(PAIRINGS)}")
+    return "sequential" if given == "sequential" else "alternate"
 
 
 def on_inconclusive(options: dict[str, Any]) -> Literal["pass", "fail"]:

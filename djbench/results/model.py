@@ -470,6 +470,16 @@ class DeploymentRound(Model):
     idle: RestMemory | None = None
     proxy_idle: RestMemory | None = None
     after: RestMemory | None = None
+    beside: list[str] = Field(
+        default_factory=list,
+        description="the deployments alive beside this one through its windows, theirs "
+        "taking turns with its own (--pairing alternate's group); empty: back to back",
+    )
+    beside_cpu_percent: float | None = Field(
+        default=None,
+        description="the server tree's CPU (percent of one core) while it waited idle "
+        "through the others' windows: what it cost them (side by side only)",
+    )
 
 
 class Database(Model):

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable
 
 from djbench.launch.live import Deployment
 from djbench.results.model import RunDocument
+from djbench.run import side_by_side
 from djbench.run.bench import Bench, Recorder
 from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
@@ -119,6 +120,7 @@ def planned_rounds(bench: Bench, made: list[int]) -> Planned:
         progress.say(
             f"round {plan.first_round + r + 1} of {plan.first_round + plan.trials}: "
             f"{len(alive)} deployment(s), in a fresh order"
+            + (", side by side" if side_by_side.possible(plan, plan.first_round + r) else "")
             + (f" ({len(done.dropped)} out of the race)" if done.dropped else "")
         )
         one = dataclasses.replace(

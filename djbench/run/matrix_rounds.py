@@ -29,7 +29,6 @@ from djbench.run import turns
 from djbench.run.cli import cell_argv
 from djbench.run.matrix_build import CellState, Settings, run_in_cell
 
-PAIRINGS = ("alternate", "sequential")  # --pairing, the default first
 CELL_TIMEOUT_FLOOR = 600  # seconds a cell's round may take at least, before it is killed
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TypeVar
 
 from djbench.launch.live import Deployment
 from djbench.measure.drivers import Driver
@@ -29,6 +30,9 @@ class Plan:
     # A race round (run/budget.py): each deployment only its (scenario, concurrency)
     # items still open, not every item of the plan.
     only: dict[str, frozenset[tuple[str, int]]] | None = None
+    # --pairing alternate: rounds after the first keep their deployments alive side by
+    # side and alternate their windows (djbench.run.side_by_side); False: back to back.
+    side_by_side: bool = False
 
     def items(self, allowed: set[str], label: str | None = None) -> list[tuple[Scenario, int]]:
         found = [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]
@@ -47,3 +51,18 @@ class Plan:
         if self.only is not None:
             return self.trials * sum(len(self.only.get(d.label, ())) for d in self.deployments)
         return len(self.deployments) * len(self.scenarios) * len(self.concurrency) * self.trials
+
+
+T = TypeVar("T")
+
+
+def scenario_order(seed: int, round_index: int, label: str, items: list[T]) -> list[T]:
+    """A deployment's scenarios in this round's order: one seeded shuffle per deployment,
+    rotated by one place each round, so that over k rounds each of k scenarios runs at
+    each position once (counterbalanced; an independent shuffle per round left
+    gunicorn-sync's two scenarios in the same order six rounds running). The same on
+    --resume."""
+    ordered = list(items)
+    random.Random(f"{seed}:{label}").shuffle(ordered)
+    turn = round_index % len(ordered) if ordered else 0
+    return ordered[turn:] + ordered[:turn]

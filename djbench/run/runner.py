@@ -4,30 +4,34 @@ stopped; a server that dies is a recorded finding and the round goes on."""
 
 from __future__ import annotations
 
-import contextlib
-import random
+import dataclasses
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
-from djbench.launch.live import Deployment, LiveServer, deploy
+from djbench.launch.live import Deployment, LiveServer
 from djbench.launch.process import ServerError
-from djbench.measure.drivers import DriverError
-from djbench.measure.sampler import settle
-from djbench.measure.trial import run_trial, ws_idle_memory
+from djbench.measure.trial import ws_idle_memory
 from djbench.measure.verify import GateVerdict
 from djbench.plan.scenarios import Scenario
-from djbench.results.model import (
-    DeploymentRound,
-    Notice,
-    Trial,
-)
-from djbench.run.bench import Bench, Progress, Recorder, entry_key
+from djbench.run import lifetime, side_by_side
+from djbench.run.bench import Bench, Recorder, entry_key
 from djbench.run.gates import run_gate, server_failed
-from djbench.run.roundplan import Plan
-from djbench.verdicts.runs import summarise
+from djbench.run.roundplan import Plan, scenario_order
+
+
+@dataclasses.dataclass
+class _Pace:
+    """What run_benchmark learns as it goes: the deployments that failed, and each
+    deployment's time with its gate (`lasted`) and without (`timed`: a later round's)."""
+
+    dead: set[str] = dataclasses.field(default_factory=set)
+    lasted: list[float] = dataclasses.field(default_factory=list)
+    timed: list[float] = dataclasses.field(default_factory=list)
+
+    def usual(self) -> float:
+        return statistics.median(self.lasted) if self.lasted else 0.0
 
 
 def run_benchmark(
@@ -37,54 +41,102 @@ def run_benchmark(
     whole_rounds: bool = False,
 ) -> int:
     """Every round (up to `until_round`): each deployment (shuffled) started, gated once,
-    loaded, stopped; the rounds begun. `stop_at` (time.monotonic()): no deployment starts
-    that would not end by then, judged by the median length of the deployments before it
-    (the default profile's 10 minutes overran by 7 s when only the start was checked);
+    loaded, stopped, back to back or side by side (djbench.run.side_by_side); the rounds
+    begun. `stop_at` (time.monotonic()): no deployment (or group) starts that would not
+    end by then, judged by the median length of the deployments before it (the default
+    profile's 10 minutes overran by 7 s when only the start was checked);
     `whole_rounds`: after the first, a round starts only when the whole of it would end
     by then (its deployments at that median length), so that a budget never cuts a
     planned round in the middle (--budget: djbench.run.budget)."""
-    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
-    gates = known_gates(plan, recorder)
-    dead: set[str] = set()
-    lasted: list[float] = []  # each deployment's time in this call, its gate included
-    timed: list[float] = []  # the same without its gate (what a later round costs)
-    per_round = len(plan.scenarios) * len(plan.concurrency)
+    plan, progress = bench.plan, bench.progress
+    gates = known_gates(plan, bench.recorder)
+    pace = _Pace()
     begun = 0
     for index, order in enumerate(plan.rounds()):
         round_index = plan.first_round + index
         if until_round is not None and round_index >= until_round:
             break
-        whole = len(order) * statistics.median(timed) if timed else 0.0
+        whole = len(order) * statistics.median(pace.timed) if pace.timed else 0.0
         if whole_rounds and stop_at is not None and time.monotonic() + whole >= stop_at:
             return begun
         begun += 1
+        together = side_by_side.possible(plan, round_index)
         if plan.trials > 1:  # a plan of one round (--budget's, a halving's) says its own
             progress.say(
                 f"round {round_index + 1} of {plan.first_round + plan.trials}: "
                 f"{len(order)} deployment(s), in a fresh order"
+                + (", side by side" if together else "")
             )
-        for deployment in order:
-            usual = statistics.median(lasted) if lasted else 0.0
-            if stop_at is not None and time.monotonic() + usual >= stop_at:
+        database = bench.recorder.document.environment.database if together else None
+        units = side_by_side.groups(order, database) if database else [[d] for d in order]
+        for unit in units:
+            if stop_at is not None and time.monotonic() + len(unit) * pace.usual() >= stop_at:
                 return begun
-            before = recorder.trials_in_round(deployment, round_index)
-            pending = _pending(plan, recorder, deployment, round_index, gates)
-            if deployment.label not in dead and pending:
-                began = time.monotonic()
-                gate_s = 0.0
-                try:
-                    gate_s = _run_deployment(bench, deployment, round_index, pending, gates)
-                except ServerError as exc:
-                    dead.add(deployment.label)
-                    _record_failure(plan, recorder, deployment, str(exc))
-                    progress.say(f"{deployment.label} failed: {exc}")
-                lasted.append(time.monotonic() - began)
-                timed.append(lasted[-1] - gate_s)
-            # Trials advanced the bar one by one; slots not run in this round
-            # (incompatible, failed, already done) count as done now.
-            ran = recorder.trials_in_round(deployment, round_index) - before
-            progress.advance(per_round - ran, "")
+            _run_unit(bench, unit, round_index, gates, pace)
     return begun
+
+
+def _run_unit(
+    bench: Bench,
+    unit: list[Deployment],
+    round_index: int,
+    gates: dict[str, dict[str, GateVerdict]],
+    pace: _Pace,
+) -> None:
+    """One deployment's lifetime, or a group's side by side; their time kept in `pace`,
+    and the progress bar's slots they did not run (incompatible, failed, already done)
+    counted done (trials advanced it one by one)."""
+    plan, recorder, progress = bench.plan, bench.recorder, bench.progress
+    before = {d.label: recorder.trials_in_round(d, round_index) for d in unit}
+    work = [(d, _pending(plan, recorder, d, round_index, gates)) for d in unit]
+    work = [(d, items) for d, items in work if items and d.label not in pace.dead]
+
+    def failed(deployment: Deployment, why: str) -> None:
+        pace.dead.add(deployment.label)
+        _record_failure(plan, recorder, deployment, why)
+        progress.say(f"{deployment.label} failed: {why}")
+
+    if work:
+        began, gate_s = time.monotonic(), 0.0
+        if len(unit) == 1:
+            deployment, items = work[0]
+            try:
+                gate_s = _run_deployment(bench, deployment, round_index, items, gates)
+            except ServerError as exc:
+                failed(deployment, str(exc))
+        else:
+            gated, gate_s = _gated_first(bench, work, gates, failed)
+            side_by_side.run_group(bench, gated, round_index, failed)
+        each = (time.monotonic() - began) / len(work)
+        pace.lasted += [each] * len(work)
+        pace.timed += [each - gate_s / len(work)] * len(work)
+    per_round = len(plan.scenarios) * len(plan.concurrency)
+    for deployment in unit:
+        ran = recorder.trials_in_round(deployment, round_index) - before[deployment.label]
+        progress.advance(per_round - ran, "")
+
+
+def _gated_first(
+    bench: Bench,
+    work: list[tuple[Deployment, list[tuple[Scenario, int]]]],
+    gates: dict[str, dict[str, GateVerdict]],
+    failed: Callable[[Deployment, str], None],
+) -> tuple[list[tuple[Deployment, list[tuple[Scenario, int]]]], float]:
+    """A side-by-side group's deployments without a gate yet (a round 1 the budget cut)
+    gated first, each alone; what passed, and the seconds the gates took."""
+    gated, began = [], time.monotonic()
+    for deployment, items in work:
+        if deployment.label not in gates:
+            try:
+                gates[deployment.label] = _gate_alone(bench, deployment)
+            except ServerError as exc:
+                failed(deployment, str(exc))
+                continue
+            verdicts = gates[deployment.label]
+            items = [(s, c) for s, c in items if verdicts[s.name].status == "ok"]
+        if items:
+            gated.append((deployment, items))
+    return gated, time.monotonic() - began
 
 
 def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, GateVerdict]]:
@@ -108,11 +160,6 @@ def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, GateVerdi
     return found
 
 
-def _say_as(progress: Progress, label: str) -> Callable[[str], None]:
-    """A soak's progress lines go into the progress bar's description."""
-    return lambda message: progress.advance(0, f"{label}: {message}")
-
-
 def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reason: str) -> None:
     for scenario in plan.scenarios:
         for c in plan.concurrency:
@@ -121,21 +168,6 @@ def _record_failure(plan: Plan, recorder: Recorder, deployment: Deployment, reas
                 entry.status, entry.reason = "failed", server_failed(reason)
                 entry.log_tail = reason
     recorder.save()
-
-
-T = TypeVar("T")
-
-
-def scenario_order(seed: int, round_index: int, label: str, items: list[T]) -> list[T]:
-    """A deployment's scenarios in this round's order: one seeded shuffle per deployment,
-    rotated by one place each round, so that over k rounds each of k scenarios runs at
-    each position once (counterbalanced; an independent shuffle per round left
-    gunicorn-sync's two scenarios in the same order six rounds running). The same on
-    --resume."""
-    ordered = list(items)
-    random.Random(f"{seed}:{label}").shuffle(ordered)
-    turn = round_index % len(ordered) if ordered else 0
-    return ordered[turn:] + ordered[:turn]
 
 
 def _pending(
@@ -193,7 +225,7 @@ def _run_deployment(
 ) -> float:
     """Gated first when not yet (in a lifetime of its own), then loaded: the seconds
     its gate took (0 when it had one already)."""
-    plan, recorder, progress, log_dir = bench.plan, bench.recorder, bench.progress, bench.logs
+    plan, recorder, log_dir = bench.plan, bench.recorder, bench.logs
     gate_s = 0.0
     if deployment.label not in gates:
         # The verify gate gets a server lifetime of its own: it calls every scenario
@@ -205,96 +237,16 @@ def _run_deployment(
         pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
         if not pending:
             return gate_s  # nothing passed the gate: no timed lifetime to start
-    lifetime = f"{deployment.label} round {round_index + 1}"
-    with contextlib.ExitStack() as stack:
-        # A matrix cell's start and stop take turns as its windows do (bench.window): no
-        # other cell's window runs beside them, nor their start beside its idle reading.
-        with bench.window(f"{lifetime}: start"):
-            live = stack.enter_context(
-                deploy(bench.project, deployment, bench.run_dir, plan.health_path)
-            )
-            record = DeploymentRound(
-                deployment=deployment.label,
-                server=deployment.server.name,
-                proxy=deployment.proxy,
-                round=round_index,
-                startup_seconds=round(live.startup_seconds, 3),
-                idle=settle(live.server, seconds=0.3),
-            )
-            if live.proxy is not None:
-                record.proxy_idle = settle(live.proxy, seconds=0.2)
-        for position, (scenario, concurrency) in enumerate(pending):
-            entry = recorder.entry(deployment, scenario, concurrency)
-            entry.command, entry.threads = live.commands, live.threads
-            label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
-            progress.advance(0, label)
-            with bench.window(label):
-                trial = _one_trial(
-                    plan, live, scenario, concurrency, round_index, log_dir, progress
-                )
-            trial.position = position
-            entry.trials.append(trial)
-            entry.driver = plan.driver.name if scenario.kind == "http" else "wsload"
-            summarise(entry, [*recorder.rounds_of(deployment), record])
-            recorder.save()
-            progress.trial_done(label, trial)
-        if round_index == 0:
-            _ws_idle(plan, recorder, live, gates[deployment.label], log_dir)
-        with bench.window(f"{lifetime}: stop"):
-            record.after = settle(live.server, seconds=0.3)
-            stack.close()
-    recorder.document.deployment_rounds.append(record)
-    for scenario in plan.scenarios:
-        for c in plan.concurrency:
-            key = entry_key(deployment.label, scenario.name, c)
-            if key in recorder.entries and recorder.entries[key].trials:
-                summarise(recorder.entries[key], recorder.rounds_of(deployment))
-    recorder.save()
-    return gate_s
-
-
-def _one_trial(
-    plan: Plan,
-    live: LiveServer,
-    scenario: Scenario,
-    concurrency: int,
-    round_index: int,
-    log_dir: Path,
-    progress: Progress,
-) -> Trial:
-    """One trial on a live server: a driver that fails makes an invalid trial; a server
-    that died under the load ends this lifetime (ServerError)."""
-    deployment = live.deployment
-    label = f"{deployment.label} {scenario.name} c={concurrency} round {round_index + 1}"
+    life = lifetime.begin(bench, deployment, round_index)
     try:
-        trial = run_trial(
-            plan.driver,
-            live,
-            scenario,
-            concurrency,
-            plan.settings,
-            log_dir,
-            round_index,
-            say=_say_as(progress, label),
-        )
-    except DriverError as exc:
-        trial = Trial(
-            round=round_index,
-            valid=False,
-            invalid=Notice(code="driver_failed", params={"message": str(exc)}),
-            requests=0,
-            duration_s=0.0,
-            rps=0.0,
-        )
-    if not live.target().alive():
-        tree = live.server if live.server.exited() is not None else live.proxy
-        ended = tree.ended() if tree is not None else "ended"
-        raise ServerError(
-            f"{deployment.label} died during the load of {scenario.name} "
-            f"({'' if tree is live.server else 'its proxy: '}{ended}); last lines of "
-            f"{live.server.log_path}:\n{live.server.log_tail()}"
-        )
-    return trial
+        for scenario, concurrency in pending:
+            lifetime.window(bench, life, scenario, concurrency)
+        if round_index == 0:
+            _ws_idle(plan, recorder, life.live, gates[deployment.label], log_dir)
+        lifetime.end(bench, life)
+    finally:  # a server that died, an interrupt: nothing left running
+        life.stack.close()
+    return gate_s
 
 
 def _ws_idle(

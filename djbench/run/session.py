@@ -30,7 +30,17 @@ from djbench.plan.runplan import RunOptions
 from djbench.plan.scenarios import Scenario
 from djbench.results import store
 from djbench.results.model import PairResult
-from djbench.run import exits, logins, pilot_fit, record, remote, resume, services, variants
+from djbench.run import (
+    exits,
+    logins,
+    pilot_fit,
+    record,
+    remote,
+    resume,
+    services,
+    side_by_side,
+    variants,
+)
 from djbench.run.bench import Bench, Progress, Recorder, SaveFailed
 from djbench.run.exits import Ended
 from djbench.run.gates import new_run_id
@@ -139,6 +149,7 @@ def planned(
         health_path=selection.scenario_file.health_path,
         ws_idle=opts.ws_idle,
         seed=opts.seed,
+        side_by_side=opts.pairing == "alternate",
     )
     refused = variants.refused_entries(not_run, chosen, list(plan.concurrency), refused_why, driver)
     return plan, refused
@@ -301,6 +312,7 @@ def announce(
         + f"; {plan.settings.duration:g}s windows after {plan.settings.warmup:g}s "
         f"warm-up; server CPUs {list(selection.server_cpus) or 'unpinned'}, driver CPUs "
         f"{list(selection.driver_cpus) or 'unpinned'}"
+        + side_by_side.announced(plan, opts.budget is not None)
         + ("" if opts.budget is None or until_round is not None else mode.budget_line(opts))
     )
     for text in (line, *mode.more(opts, plan, selection)):

@@ -223,11 +223,12 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "pairing",
-        "how a round puts the cells side by side: alternate (every cell's runbench at once, "
-        "their windows taking turns page by page, seconds apart; the default) or "
-        "sequential (each cell's part of the round back to back)",
-        MATRIX,
-        frozenset({"matrix"}),
+        "how a round puts its deployments (a matrix: its cells) side by side: alternate "
+        "(after the first round, alive at once, their windows taking turns page by page, "
+        "seconds apart; in groups of 4 when servers hold database connections while idle; "
+        "the default) or sequential (each one's part of the round back to back)",
+        LOAD,
+        frozenset({"rounds", "matrix"}),
         metavar="HOW",
         example="sequential",
     ),

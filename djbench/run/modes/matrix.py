@@ -22,7 +22,7 @@ from djbench.plan.project import current
 from djbench.plan.recycle import parse_duration
 from djbench.plan.runplan import QUICK_BUDGET_S, RunOptions
 from djbench.results import store
-from djbench.run import exits, matrix_build, matrix_cells, matrix_rounds
+from djbench.run import exits, matrix_build, matrix_cells
 from djbench.run.exits import Ended, Outcome
 from djbench.run.flags import MATRIX_BUDGET
 from djbench.run.modes.job import Invocation, Mode
@@ -93,11 +93,8 @@ def settings_from(ask: MatrixAsk, servers: list[str]) -> matrix_build.Settings:
             f"--matrix --trials {rounds}: a paired verdict needs at least {rules.MIN_ROUNDS} "
             "rounds (leave out --trials to run until every pair is decided)"
         )
-    if ask.pairing is not None and ask.pairing not in matrix_rounds.PAIRINGS:
-        choices = " or ".join(matrix_rounds.PAIRINGS)
-        raise OptionError(f"--pairing takes {choices}, not {ask.pairing!r}")
     return matrix_build.Settings(
-        pairing="sequential" if ask.pairing == "sequential" else "alternate",
+        pairing=runplan.pairing({"pairing": ask.pairing}),
         cost=cost_phase(ask),
         cost_threshold=_fraction(
             "--cost-threshold",

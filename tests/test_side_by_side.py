@@ -1,0 +1,83 @@
+"""Side-by-side rounds (djbench.run.side_by_side): which rounds, in what groups, and the
+order of their windows. The live run is in test_runbench_run.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from djbench.launch.live import Deployment
+from djbench.measure.drivers import DRIVERS
+from djbench.measure.trial import LoadSettings
+from djbench.plan.scenarios import Expect, Request, Scenario
+from djbench.results.model import Database
+from djbench.run import side_by_side
+from djbench.run.roundplan import Plan
+from djbench.servers import SERVERS
+
+
+def _scenario(name: str) -> Scenario:
+    return Scenario(name=name, endpoint=name, variant="sync", kind="http",
+                    request=Request(path="/"), expect=Expect())  # fmt: skip
+
+
+def _plan(*names: str) -> Plan:
+    return Plan(
+        deployments=[Deployment(server=SERVERS[n]) for n in names],
+        scenarios=[_scenario("a"), _scenario("b"), _scenario("c")],
+        concurrency=[8, 32],
+        trials=3,
+        settings=LoadSettings(duration=1.0, warmup=1.0, driver_cpus=(1,)),
+        driver=DRIVERS["builtin"],
+        health_path="/",
+        side_by_side=True,
+    )
+
+
+def test_rounds_after_the_first_only_and_never_with_a_fixed_port_or_one_deployment() -> None:
+    plan = _plan("uwsgi", "uvicorn", "daphne")
+    assert [side_by_side.possible(plan, r) for r in range(3)] == [False, True, True]
+    assert not side_by_side.possible(dataclasses.replace(plan, side_by_side=False), 1)
+    assert not side_by_side.possible(_plan("uwsgi"), 1)
+    fixed = [dataclasses.replace(plan.deployments[0], port=8123), *plan.deployments[1:]]
+    assert not side_by_side.possible(dataclasses.replace(plan, deployments=fixed), 1)
+
+
+def test_groups_are_as_even_as_can_be_and_keep_the_round_s_order() -> None:
+    # Servers holding connections while idle on PostgreSQL: groups of at most GROUP.
+    holding = Database(vendor="postgresql", persistent=True)
+    for n in range(1, 15):
+        order = [Deployment(server=SERVERS["uwsgi"], workers=w) for w in range(1, n + 1)]
+        found = side_by_side.groups(order, holding)
+        sizes = [len(g) for g in found]
+        assert list(itertools.chain(*found)) == order
+        assert max(sizes) <= side_by_side.GROUP and max(sizes) - min(sizes) <= 1, sizes
+    assert [len(g) for g in side_by_side.groups(order[:13], holding)] == [4, 3, 3, 3]
+    pooled = Database(vendor="postgresql", persistent=False, pool=True)
+    assert len(side_by_side.groups(order, pooled)) == 4
+    # SQLite, or connections closed after each request: one group, all alive at once.
+    for database in (Database(vendor="sqlite"), Database(vendor="postgresql", persistent=False)):
+        assert side_by_side.groups(order, database) == [order]
+
+
+def test_a_page_s_windows_follow_each_other_in_a_fresh_order_each_page() -> None:
+    plan = _plan("uwsgi", "uvicorn", "daphne")
+    items = plan.items({"a", "b", "c"})
+    # daphne runs only two of the six items (a race round's `only`)
+    group = [(d, items) for d in plan.deployments[:2]]
+    group.append((plan.deployments[2], [i for i in items if i[0].name == "b"]))
+    found = side_by_side.turns(7, 1, group)
+    assert len(found) == 6 + 6 + 2
+    pages = [(s.name, c) for _, s, c in found]
+    # each page's windows are consecutive: a page never comes back once left
+    seen: list[tuple[str, int]] = [k for k, _ in itertools.groupby(pages)]
+    assert len(seen) == len(set(seen)) == 6
+    for key, run in itertools.groupby(found, key=lambda t: (t[1].name, t[2])):
+        labels = [d.label for d, _, _ in run]
+        assert len(labels) == len(set(labels)) == (3 if key[0] == "b" else 2)
+    orders = {tuple(d.label for d, s, c in found if (s.name, c) == k) for k in seen}
+    assert len(orders) > 1  # not one fixed order of the deployments on every page
+    # the same on --resume (seeded), another round another order of the pages
+    assert side_by_side.turns(7, 1, group) == found
+    assert [p for p, _ in itertools.groupby(
+        (s.name, c) for _, s, c in side_by_side.turns(7, 2, group))] != seen  # fmt: skip
