@@ -3,10 +3,15 @@ order of their windows. The live run is in test_runbench_run.py."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+from types import SimpleNamespace
+
+import pytest
 
 from djbench.launch.live import Deployment
+from djbench.launch.process import ServerError
 from djbench.measure.drivers import DRIVERS
 from djbench.measure.trial import LoadSettings
 from djbench.plan.scenarios import Expect, Request, Scenario
@@ -81,3 +86,46 @@ def test_a_page_s_windows_follow_each_other_in_a_fresh_order_each_page() -> None
     assert side_by_side.turns(7, 1, group) == found
     assert [p for p, _ in itertools.groupby(
         (s.name, c) for _, s, c in side_by_side.turns(7, 2, group))] != seen  # fmt: skip
+
+
+def test_a_deployment_that_dies_in_a_group_is_failed_and_stopped_the_others_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fake lifetimes (the live path is test_runbench_run's): uvicorn cannot start,
+    daphne dies at its first window; uwsgi runs all its windows, each is stopped once."""
+    from djbench.run import lifetime
+
+    plan = _plan("uwsgi", "uvicorn", "daphne")
+    stopped: list[str] = []
+    windows: list[str] = []
+
+    def begin(bench: object, deployment: Deployment, round_index: int) -> object:
+        if deployment.label == "uvicorn":
+            raise ServerError("uvicorn: address in use")
+        stack = contextlib.ExitStack()
+        stack.callback(stopped.append, deployment.label)
+        record = SimpleNamespace(beside=[])
+        return SimpleNamespace(deployment=deployment, stack=stack, record=record)
+
+    def window(bench: object, life: SimpleNamespace, scenario: Scenario, c: int) -> None:
+        if life.deployment.label == "daphne":
+            raise ServerError("daphne died")
+        windows.append(f"{life.deployment.label} {scenario.name} {c}")
+
+    def end(bench: object, life: SimpleNamespace) -> None:
+        life.stack.close()
+
+    monkeypatch.setattr(lifetime, "begin", begin)
+    monkeypatch.setattr(lifetime, "window", window)
+    monkeypatch.setattr(lifetime, "end", end)
+    failed: list[tuple[str, str]] = []
+    items = plan.items({"a", "b", "c"})
+    side_by_side.run_group(
+        SimpleNamespace(plan=plan),  # type: ignore[arg-type]
+        [(d, items) for d in plan.deployments],
+        1,
+        lambda d, why: failed.append((d.label, why)),
+    )
+    assert failed == [("uvicorn", "uvicorn: address in use"), ("daphne", "daphne died")]
+    assert len(windows) == 6 and all(w.startswith("uwsgi ") for w in windows)
+    assert sorted(stopped) == ["daphne", "uwsgi"]  # each started one stopped, once
