@@ -117,14 +117,14 @@ def planned_rounds(bench: Bench, made: list[int]) -> Planned:
         if r and time.monotonic() + len(alive) * statistics.median(each) >= bench.until:
             _cut(done, r, time.monotonic() - started)
             break
+        one = dataclasses.replace(
+            plan, deployments=alive, trials=1, first_round=plan.first_round + r
+        )
         progress.say(
             f"round {plan.first_round + r + 1} of {plan.first_round + plan.trials}: "
             f"{len(alive)} deployment(s), in a fresh order"
-            + (", side by side" if side_by_side.possible(plan, plan.first_round + r) else "")
+            + (", side by side" if side_by_side.possible(one, one.first_round) else "")
             + (f" ({len(done.dropped)} out of the race)" if done.dropped else "")
-        )
-        one = dataclasses.replace(
-            plan, deployments=alive, trials=1, first_round=plan.first_round + r
         )
         began = time.monotonic()
         if not run_benchmark(bench.with_plan(one), stop_at=bench.until):

@@ -68,7 +68,9 @@ def run_benchmark(
                 + (", side by side" if together else "")
             )
         database = bench.recorder.document.environment.database if together else None
-        units = side_by_side.groups(order, database) if database else [[d] for d in order]
+        units = (
+            side_by_side.groups(order, database) if database is not None else [[d] for d in order]
+        )
         for unit in units:
             if stop_at is not None and time.monotonic() + len(unit) * pace.usual() >= stop_at:
                 return begun
