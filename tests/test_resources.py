@@ -204,6 +204,9 @@ def test_connections_per_thread_and_an_asgi_leak_on_postgresql(
     assert "too many connections for role" in exceptions_text(asgi)
     assert by_server["uvicorn"].status == "invalid"
     assert by_server["gunicorn-gthread"].status == "ok"
+    # Both kept connections open after their round-1 load: round 2 ran them back to back,
+    # not side by side, where Uvicorn's would have starved gunicorn-gthread's windows.
+    assert [r.beside for r in document.deployment_rounds] == [[]] * 4
     leaks = {
         e.server
         for e in document.results

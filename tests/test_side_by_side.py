@@ -15,7 +15,7 @@ from djbench.launch.process import ServerError
 from djbench.measure.drivers import DRIVERS
 from djbench.measure.trial import LoadSettings
 from djbench.plan.scenarios import Expect, Request, Scenario
-from djbench.results.model import Database
+from djbench.results.model import DbConnections, PairResult, Resources, Trial
 from djbench.run import side_by_side
 from djbench.run.roundplan import Plan
 from djbench.servers import SERVERS
@@ -48,21 +48,34 @@ def test_rounds_after_the_first_only_and_never_with_a_fixed_port_or_one_deployme
     assert not side_by_side.possible(dataclasses.replace(plan, deployments=fixed), 1)
 
 
-def test_groups_are_as_even_as_can_be_and_keep_the_round_s_order() -> None:
-    # Servers holding connections while idle on PostgreSQL: groups of at most GROUP.
-    holding = Database(vendor="postgresql", persistent=True)
-    for n in range(1, 15):
-        order = [Deployment(server=SERVERS["uwsgi"], workers=w) for w in range(1, n + 1)]
-        found = side_by_side.groups(order, holding)
-        sizes = [len(g) for g in found]
-        assert list(itertools.chain(*found)) == order
-        assert max(sizes) <= side_by_side.GROUP and max(sizes) - min(sizes) <= 1, sizes
-    assert [len(g) for g in side_by_side.groups(order[:13], holding)] == [4, 3, 3, 3]
-    pooled = Database(vendor="postgresql", persistent=False, pool=True)
-    assert len(side_by_side.groups(order, pooled)) == 4
-    # SQLite, or connections closed after each request: one group, all alive at once.
-    for database in (Database(vendor="sqlite"), Database(vendor="postgresql", persistent=False)):
-        assert side_by_side.groups(order, database) == [order]
+def test_a_deployment_holding_database_connections_runs_alone_the_rest_in_one_group() -> None:
+    def pair(after: int | None, db: bool = True) -> PairResult:
+        connections = DbConnections(application_name="x", peak=4, after=after) if db else None
+        trial = Trial(
+            round=0,
+            valid=True,
+            requests=100,
+            duration_s=1.0,
+            rps=100.0,
+            resources=Resources(threads=(5, 5, 5), fds=(9, 9, 9), db=connections),
+        )
+        return PairResult(server="uvicorn", proxy="none", scenario="movies-sync",
+                          interface="asgi", kind="http", status="ok", trials=[trial])  # fmt: skip
+
+    # Kept after the load (persistent connections, a pool, a leak), in any pair: holds.
+    assert side_by_side.holds_connections([pair(0), pair(3)])
+    # Closed after each request, or not counted (SQLite, no resources read): does not.
+    assert not side_by_side.holds_connections([pair(0), pair(None), pair(None, db=False)])
+    order = [Deployment(server=SERVERS[n]) for n in ("uwsgi", "uvicorn", "daphne", "granian-wsgi")]
+    assert side_by_side.units(order, set()) == [order]
+    # The holder alone where it stands in the round's order; the group where its first
+    # member stands.
+    assert side_by_side.units(order, {"uwsgi", "daphne"}) == [
+        [order[0]],
+        [order[1], order[3]],
+        [order[2]],
+    ]
+    assert side_by_side.units(order, {d.label for d in order}) == [[d] for d in order]
 
 
 def test_a_page_s_windows_follow_each_other_in_a_fresh_order_each_page() -> None:

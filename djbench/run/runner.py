@@ -67,11 +67,8 @@ def run_benchmark(
                 f"{len(order)} deployment(s), in a fresh order"
                 + (", side by side" if together else "")
             )
-        database = bench.recorder.document.environment.database if together else None
-        units = (
-            side_by_side.groups(order, database) if database is not None else [[d] for d in order]
-        )
-        for unit in units:
+        alone = {d.label for d in order if _holds(bench.recorder, d)} if together else set()
+        for unit in side_by_side.units(order, alone) if together else [[d] for d in order]:
             if stop_at is not None and time.monotonic() + len(unit) * pace.usual() >= stop_at:
                 return begun
             _run_unit(bench, unit, round_index, gates, pace)
@@ -139,6 +136,12 @@ def _gated_first(
         if items:
             gated.append((deployment, items))
     return gated, time.monotonic() - began
+
+
+def _holds(recorder: Recorder, deployment: Deployment) -> bool:
+    """Whether the deployment's windows so far left database connections open."""
+    mine = [e for e in recorder.document.results if e.label == deployment.label]
+    return side_by_side.holds_connections(mine)
 
 
 def known_gates(plan: Plan, recorder: Recorder) -> dict[str, dict[str, GateVerdict]]:

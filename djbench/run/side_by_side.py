@@ -14,10 +14,13 @@ Not side by side, back to back as before (djbench.run.runner):
   WebSocket hold (--ws-idle) is read alone;
 - a deployment on a fixed port (--port), or a running target (--target): nothing to
   start beside another;
-- a plan of one deployment.
-Servers holding database connections while idle (persistent connections, a pool) hold
-them beside each other: then at most GROUP are alive at once, a round of more runs in
-groups, each group's windows alternated (`group_size`).
+- a plan of one deployment;
+- a deployment whose windows so far left database connections open after the load
+  (persistent connections, a pool, a leak: `holds_connections`): it would hold them
+  through its neighbours' windows, and a database's connection limit is shared (a
+  Uvicorn leaking one per request thread starved gunicorn-gthread beside it, on a role
+  limited to 12 connections: tests/test_resources.py). It runs alone, in the round's
+  order; the others share one group.
 
 Each lifetime records who was beside it (`beside`) and the CPU its server tree used
 while it waited through the others' windows (`beside_cpu_percent`): an idle server that
@@ -27,22 +30,15 @@ spins would slow its neighbours' windows and not its own, and that figure says s
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
 from djbench.launch.live import Deployment
 from djbench.launch.process import ServerError
 from djbench.plan.scenarios import Scenario
-from djbench.results.model import Database
+from djbench.results.model import PairResult
 from djbench.run import lifetime
 from djbench.run.bench import Bench
 from djbench.run.roundplan import Plan, scenario_order
-
-# Deployments alive at once, at most, when the servers hold database connections while
-# idle (persistent connections or a pool, on a database server): PostgreSQL's default
-# max_connections is 100, and gunicorn-gthread alone may hold 2 x 16. Otherwise (SQLite,
-# or connections closed after each request) a round's deployments are all alive at once:
-# 13 of the sample's idle servers take about 0.9 GB.
-GROUP = 4
 
 Items = list[tuple[Scenario, int]]
 
@@ -67,27 +63,27 @@ def announced(plan: Plan, budget: bool) -> str:
     return f"; rounds back to back ({why})"
 
 
-def group_size(database: Database) -> int | None:
-    """How many deployments are alive at once: GROUP when the servers hold database
-    connections while idle, else all of them (None)."""
-    if database.vendor == "sqlite" or not (database.persistent or database.pool):
-        return None
-    return GROUP
+def holds_connections(entries: Iterable[PairResult]) -> bool:
+    """Whether a deployment's windows so far (`entries`: its pairs) left database
+    connections open after the load (Trial.resources.db.after)."""
+    return any(
+        t.resources is not None and t.resources.db is not None and (t.resources.db.after or 0) > 0
+        for e in entries
+        for t in e.trials
+    )
 
 
-def groups(order: list[Deployment], database: Database) -> list[list[Deployment]]:
-    """The round's shuffled order cut into groups (`group_size`), as even as can be (13
-    deployments by 4: 4, 3, 3, 3, not 4, 4, 4, 1)."""
-    size = group_size(database)
-    if size is None or not order:
-        return [order]
-    count = -(-len(order) // size)
-    size, extra = divmod(len(order), count)
-    found, at = [], 0
-    for i in range(count):
-        n = size + (1 if i < extra else 0)
-        found.append(order[at : at + n])
-        at += n
+def units(order: list[Deployment], alone: Collection[str]) -> list[list[Deployment]]:
+    """The round's shuffled order as what runs at once: every deployment not `alone` in
+    one group, where the first of them stands in the order; those `alone` each by
+    itself."""
+    group = [d for d in order if d.label not in alone]
+    found: list[list[Deployment]] = []
+    for deployment in order:
+        if deployment.label in alone:
+            found.append([deployment])
+        elif deployment is group[0]:
+            found.append(group)
     return found
 
 

@@ -225,8 +225,8 @@ LOAD_FLAGS: tuple[Flag, ...] = (
         "pairing",
         "how a round puts its deployments (a matrix: its cells) side by side: alternate "
         "(after the first round, alive at once, their windows taking turns page by page, "
-        "seconds apart; in groups of 4 when servers hold database connections while idle; "
-        "the default) or sequential (each one's part of the round back to back)",
+        "seconds apart, but a server that keeps database connections open after its load "
+        "alone; the default) or sequential (each one's part of the round back to back)",
         LOAD,
         frozenset({"rounds", "matrix"}),
         metavar="HOW",
