@@ -97,6 +97,13 @@ def sd_interval(residuals: list[float], df: int) -> tuple[float, float, float]:
     return sd, low, high
 
 
+def variance_ratio(a: list[float], da: int, b: list[float], db: int) -> tuple[float, float, float]:
+    """The ratio of two residual variances (sums of squares over their df), with its
+    95% F interval."""
+    ratio = (sum(x * x for x in a) / da) / (sum(x * x for x in b) / db)
+    return ratio, ratio / stats.f.ppf(0.975, da, db), ratio / stats.f.ppf(0.025, da, db)
+
+
 def main(rounds: int, repeats: int, server: str) -> int:
     work = clone()
     print(f"clone: {work}", flush=True)
@@ -125,11 +132,10 @@ def main(rounds: int, repeats: int, server: str) -> int:
             cost[pairing][page] = sd * sd * statistics.fmean(s)
             print(f"    {page}: A/A sd per round {sd:.4f} [{low:.4f}-{high:.4f}] ({df} df)")
     for page in sorted(residuals["alternate"]):
-        a, b = residuals["alternate"][page], residuals["sequential"][page]
-        da, db = dfs["alternate"][page], dfs["sequential"][page]
-        ratio = (sum(x * x for x in a) / da) / (sum(x * x for x in b) / db)
-        low = ratio / stats.f.ppf(0.975, da, db)
-        high = ratio / stats.f.ppf(0.025, da, db)
+        ratio, low, high = variance_ratio(
+            residuals["alternate"][page], dfs["alternate"][page],
+            residuals["sequential"][page], dfs["sequential"][page],
+        )  # fmt: skip
         relative = cost["alternate"][page] / cost["sequential"][page]
         print(
             f"  {page}: variance alternate/sequential {ratio:.2f} [{low:.2f}-{high:.2f}]; "

@@ -32,8 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pairing_check import sd_interval
-from scipy import stats
+from pairing_check import sd_interval, variance_ratio
 
 from djbench.results.store import load
 
@@ -109,10 +108,10 @@ def main(rounds: int, repeats: int, servers: str) -> int:
             print(f"    {key}: A/A sd per round {sd:.4f} [{low:.4f}-{high:.4f}] "
                   f"({dfs[pairing][key]} df)")  # fmt: skip
     for key in sorted(set(residuals["alternate"]) & set(residuals["sequential"])):
-        a, b = residuals["alternate"][key], residuals["sequential"][key]
-        da, db = dfs["alternate"][key], dfs["sequential"][key]
-        ratio = (sum(x * x for x in a) / da) / (sum(x * x for x in b) / db)
-        low, high = ratio / stats.f.ppf(0.975, da, db), ratio / stats.f.ppf(0.025, da, db)
+        ratio, low, high = variance_ratio(
+            residuals["alternate"][key], dfs["alternate"][key],
+            residuals["sequential"][key], dfs["sequential"][key],
+        )  # fmt: skip
         print(f"  {key}: variance alternate/sequential {ratio:.2f} [{low:.2f}-{high:.2f}]; "
               f"a verdict's time alternate/sequential "
               f"{cost['alternate'][key] / cost['sequential'][key]:.2f}")  # fmt: skip

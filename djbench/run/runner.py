@@ -123,19 +123,37 @@ def _gated_first(
 ) -> tuple[list[tuple[Deployment, list[tuple[Scenario, int]]]], float]:
     """A side-by-side group's deployments without a gate yet (a round 1 the budget cut)
     gated first, each alone; what passed, and the seconds the gates took."""
-    gated, began = [], time.monotonic()
+    passed, seconds = [], 0.0
     for deployment, items in work:
-        if deployment.label not in gates:
-            try:
-                gates[deployment.label] = _gate_alone(bench, deployment)
-            except ServerError as exc:
-                failed(deployment, str(exc))
-                continue
-            verdicts = gates[deployment.label]
-            items = [(s, c) for s, c in items if verdicts[s.name].status == "ok"]
+        try:
+            items, took = _gated(bench, deployment, items, gates)
+        except ServerError as exc:
+            failed(deployment, str(exc))
+            continue
+        seconds += took
         if items:
-            gated.append((deployment, items))
-    return gated, time.monotonic() - began
+            passed.append((deployment, items))
+    return passed, seconds
+
+
+def _gated(
+    bench: Bench,
+    deployment: Deployment,
+    items: list[tuple[Scenario, int]],
+    gates: dict[str, dict[str, GateVerdict]],
+) -> tuple[list[tuple[Scenario, int]], float]:
+    """The deployment gated when not yet, and its items that passed; the seconds its
+    gate took (0 when it had one). The verify gate gets a server lifetime of its own: it
+    calls every scenario once, which would otherwise leave its memory and warm caches
+    for round 1's trials only (a scenario keeping 50 MiB showed on every scenario after
+    it). A server that cannot start raises ServerError."""
+    if deployment.label in gates:
+        return items, 0.0
+    began = time.monotonic()
+    gates[deployment.label] = _gate_alone(bench, deployment)
+    verdicts = gates[deployment.label]
+    kept = [(s, c) for s, c in items if verdicts[s.name].status == "ok"]
+    return kept, time.monotonic() - began
 
 
 def _holds(recorder: Recorder, deployment: Deployment) -> bool:
@@ -231,17 +249,9 @@ def _run_deployment(
     """Gated first when not yet (in a lifetime of its own), then loaded: the seconds
     its gate took (0 when it had one already)."""
     plan, recorder, log_dir = bench.plan, bench.recorder, bench.logs
-    gate_s = 0.0
-    if deployment.label not in gates:
-        # The verify gate gets a server lifetime of its own: it calls every scenario
-        # once, which would otherwise leave its memory and warm caches for round 1's
-        # trials only (a scenario keeping 50 MiB showed on every scenario after it).
-        gated = time.monotonic()
-        gates[deployment.label] = _gate_alone(bench, deployment)
-        gate_s = time.monotonic() - gated
-        pending = [(s, c) for s, c in pending if gates[deployment.label][s.name].status == "ok"]
-        if not pending:
-            return gate_s  # nothing passed the gate: no timed lifetime to start
+    pending, gate_s = _gated(bench, deployment, pending, gates)
+    if not pending:
+        return gate_s  # nothing passed the gate: no timed lifetime to start
     life = lifetime.begin(bench, deployment, round_index)
     try:
         for scenario, concurrency in pending:
