@@ -32,13 +32,30 @@ def access_log_config(tmp_path: Path) -> tuple[Path, Path]:
     return log, config
 
 
-def count_in(log: Path, edges: list[list[float]]) -> int:
-    """Locust's requests the server logged inside the workers' mean window."""
-    opened = sum(e[0] for e in edges) / len(edges)
-    closed = sum(e[1] for e in edges) / len(edges)
+def count_in(log: Path, edges: list[list[float]]) -> tuple[int, int]:
+    """Locust's requests the server logged inside every worker's window and inside any.
+
+    Each worker opens and closes its own window, a few milliseconds from the others', and
+    counts what completed inside it: the sum of the workers' counts lies between the
+    log's count over the windows' intersection and its count over their union (one mean
+    window is not a bound: CI's namespace run was 31 of 4,600 off it, 0.67%)."""
+    inner = (max(e[0] for e in edges), min(e[1] for e in edges))
+    outer = (min(e[0] for e in edges), max(e[1] for e in edges))
     stamps = [
         float(line.split(" ", 1)[0])
         for line in log.read_text().splitlines()
         if "gevent-http-client" in line
     ]
-    return sum(opened <= t <= closed for t in stamps)
+    return (
+        sum(inner[0] <= t <= inner[1] for t in stamps),
+        sum(outer[0] <= t <= outer[1] for t in stamps),
+    )
+
+
+def assert_counted(log: Path, edges: list[list[float]], requests: int) -> None:
+    """The driver's windowed count is the server's, within 0.5% of the bounds above."""
+    low, high = count_in(log, edges)
+    spread_ms = (max(e[0] for e in edges) - min(e[0] for e in edges)) * 1000
+    print(f"djbench {requests}, the server's log {low}-{high} (windows {spread_ms:.1f} ms apart)")
+    slack = 0.005 * requests
+    assert low - slack <= requests <= high + slack, (low, requests, high)

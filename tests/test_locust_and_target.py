@@ -24,7 +24,7 @@ from djbench.measure.drivers import DRIVERS, DriverError
 from djbench.measure.drivers.locust import MARKER, LocustDriver
 from djbench.results import store
 from djbench.results.driver_model import DriverFigures
-from tests.accesslog import access_log_config, count_in
+from tests.accesslog import access_log_config, assert_counted
 from tests.live import ROOT
 
 
@@ -128,8 +128,7 @@ def test_locust_master_and_two_workers_agree_with_the_servers_access_log(
     # access log, stamped to the microsecond, Locust's user agent), within 0.5%; and
     # over the whole run Locust's own total is the log's.
     time.sleep(0.5)
-    seen = count_in(log, extra.windows_wall or [])
-    assert abs(seen - trial.requests) <= 0.005 * trial.requests, (seen, trial.requests)
+    assert_counted(log, extra.windows_wall or [], trial.requests)
     lines = [ln for ln in log.read_text().splitlines() if "gevent-http-client" in ln]
     counted = extra.locust_total_requests
     assert abs(len(lines) - counted) <= 0.005 * counted, (len(lines), counted)
