@@ -116,6 +116,11 @@ def test_the_planned_rounds_are_fitted_to_the_budget_before_the_first_window() -
     two, asked = reshaped(Show(), plan, 130.0)  # type: ignore[arg-type]
     assert (two.trials, asked, two.settings.duration, two.settings.warmup) == (2, 3, 5.6, 0.7)
     assert "shortened to 5.6 s after 0.7 s warm-up (fitted: 8 s after 1 s" in lines[-1]
+    # Half the window does not buy two (a round 45 s + the gates 18 s): screen windows,
+    # said as such (the six-page startproject site's case).
+    screen, asked = reshaped(Show(), plan, 100.0)  # type: ignore[arg-type]
+    assert (screen.trials, asked, screen.settings.duration) == (2, 3, 3.2)
+    assert "screen windows, 40% of the answers the fit asked for" in lines[-1]
     one, _ = reshaped(Show(), plan, 10.0)  # type: ignore[arg-type]
     assert one.trials == 1 and "a screen, not a ranking" in lines[-1]  # never fewer than one
 

@@ -117,9 +117,14 @@ def lifetime_seconds(plan: Plan, lifetime_s: float = LIFETIME_S) -> float:
 
 # The fewest rounds that give an interval (the race's first look): when the fitted
 # windows buy fewer, they are shortened (with their warm-ups) in steps of a tenth, down
-# to half the fitted window (100 answers where the fit asked 200), never below 1 s.
+# to half the fitted window (100 answers where the fit asked 200); when even that buys
+# fewer, on down to **screen windows** (a tenth of the fitted window, never below 1 s):
+# two rounds of every deployment tell 2x apart and give the leader an interval, where
+# one round of fitted windows gave neither (a startproject site of six 60-100 ms pages,
+# 13 deployments: 927 s a round of 10 s windows against a 594 s budget, one trial each).
 MIN_ROUNDS = 2
 SHORTEST_SHARE = 0.5
+SCREEN_SHARE = 0.1
 SHORTEST_WINDOW_S = 1.0
 SHORTEST_WARMUP_S = 0.5
 
@@ -131,9 +136,10 @@ def _rounds_that_fit(plan: Plan, seconds_left: float, start: float) -> int:
 
 
 def _shortened(plan: Plan, seconds_left: float, start: float) -> Plan | None:
-    """The plan with windows short enough for MIN_ROUNDS rounds (None: none is)."""
+    """The plan with windows short enough for MIN_ROUNDS rounds (None: none is), the
+    longest that fit: tenths of the fitted window down to SCREEN_SHARE of it."""
     fitted = plan.settings
-    for step in range(1, round((1 - SHORTEST_SHARE) * 10) + 1):
+    for step in range(1, round((1 - SCREEN_SHARE) * 10) + 1):
         share = 1 - step / 10
         settings = dataclasses.replace(
             fitted,
@@ -143,7 +149,20 @@ def _shortened(plan: Plan, seconds_left: float, start: float) -> Plan | None:
         candidate = dataclasses.replace(plan, settings=settings)
         if _rounds_that_fit(candidate, seconds_left, start) >= MIN_ROUNDS:
             return candidate
+        if settings.duration == SHORTEST_WINDOW_S and settings.warmup == SHORTEST_WARMUP_S:
+            return None
     return None
+
+
+def _coarser(shorter: Plan, plan: Plan) -> str:
+    """What the shortened windows cost the figures, said beside them."""
+    if shorter.settings.duration >= plan.settings.duration * SHORTEST_SHARE:
+        return "fewer answers per window, so p99 reads coarser"
+    share = shorter.settings.duration / plan.settings.duration
+    return (
+        f"screen windows, {share:.0%} of the answers the fit asked for: throughput and the "
+        "median hold, a window's p99 is among its slowest few answers"
+    )
 
 
 def reshaped(
@@ -175,7 +194,7 @@ def reshaped(
                 f"shortened to {shorter.settings.duration:g} s after {shorter.settings.warmup:g} s "
                 f"warm-up (fitted: {plan.settings.duration:g} s after {plan.settings.warmup:g} s; "
                 f"about {round_seconds(shorter, start):.0f} s a round of {shape}, "
-                f"{seconds_left:.0f} s left): fewer answers per window, so p99 reads coarser; "
+                f"{seconds_left:.0f} s left): {_coarser(shorter, plan)}; "
                 "what is left goes to the comparisons still open"
             )
             return dataclasses.replace(shorter, trials=rounds), plan.trials
