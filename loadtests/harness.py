@@ -2,6 +2,7 @@
 
     python -m loadtests.harness                  # 1000 runs per cell, seed 1
     python -m loadtests.harness --runs 200 --seed 7
+    python -m loadtests.harness --race --runs 500   # the plain run's race only (minutes)
 
 Each path calls djbench's own decision functions with the looks it makes:
 
@@ -220,6 +221,10 @@ def kinds() -> dict[str, Series]:
         # block design's residual, as a per-round log-ratio sd, 0.069-0.076 on each page.
         "AR(1) 0, sd 0.075": ar1(0.0, sd=0.075),
         "AR(1) 0.3, sd 0.075": ar1(0.3, sd=0.075),
+        # Rounds side by side (make bench, 2026-12-07 15:10): the block residual of
+        # rounds 2-3 was 0.045 on health-sync and 0.100-0.121 on the movie pages.
+        "AR(1) 0, sd 0.12": ar1(0.0, sd=0.12),
+        "AR(1) 0.3, sd 0.12": ar1(0.3, sd=0.12),
     }
 
 
@@ -243,6 +248,20 @@ def mean_rounds(series: Series, runs: int, seed: int, change: float = 0.0) -> fl
     rng = random.Random(seed)
     shifts = [math.log(1 - change), 0.0, 0.0, 0.0]
     return statistics.fmean(matrix_run(series, shifts, rng)[1] for _ in range(runs))
+
+
+def race_table(runs: int, seed: int) -> Iterator[str]:
+    """The plain run's paths only (`--race`): the race's false calls on A/A and the
+    x0.50 deployment dropped within two rounds, among 4 and among 13."""
+    yield (f"the race (run/budget.py): false 'worse/better' on A/A among 4 ({runs} runs); "
+           f"x0.50 dropped within two rounds among 4 / 13 ({runs} / {max(1, runs // 5)} runs), "
+           f"seed {seed}")  # fmt: skip
+    yield f"{'series':<20}{'budget':>10}{'race 4/13':>14}"
+    for name, series in kinds().items():
+        calls = false_alarm("budget", series, runs, seed)
+        four = dropped_early(series, runs, seed)
+        thirteen = dropped_early(series, max(1, runs // 5), seed, 13)
+        yield f"{name:<20}{calls:>10.1%}{four:>7.0%} /{thirteen:>4.0%}"
 
 
 def table(runs: int, seed: int) -> Iterator[str]:
@@ -274,6 +293,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--race", action="store_true", help="the plain run's race only")
     args = parser.parse_args()
-    for line in table(args.runs, args.seed):
+    for line in (race_table if args.race else table)(args.runs, args.seed):
         print(line, flush=True)
