@@ -186,7 +186,7 @@ def test_the_answer_names_the_worker_count_its_layout_sweep_measured(tmp_path: P
     [workers] = [line for line in said if "workers, measured" in line]
     assert "1 worker(s) x 16 thread(s) served most (granian-wsgi{workers=1" in workers
     assert "granian-wsgi on 1 CPU(s)" in workers
-    assert "25 req/s p99 300 ms" in workers and "a screen, not a test" in workers
+    assert "25.0 req/s p99 300 ms" in workers and "a screen, not a test" in workers
     # No time left for a layout: said, never a layout the sweep did not measure.
     rows_cut = {**swept, "rows": rows[:1], "best": None}
     cut = load_run(write(tmp_path, "c", ranked, layouts=rows_cut))
@@ -291,3 +291,17 @@ def test_a_raced_layout_sweep_is_said_with_its_interval_and_ties(tmp_path: Path)
     [workers] = [line for line in said if "workers, measured" in line]
     assert "1 worker(s) x 32 thread(s) highest so far, no verdict (" in workers
     assert workers.endswith("of 1 worker(s) x 32 thread(s) varied too much to rank them")
+
+
+def test_a_slow_page_s_interval_keeps_the_digits_that_tell_its_ends_apart() -> None:
+    """The six-page startproject site's answer printed "20 req/s [20-20]" for an interval
+    of 19.7-20.4: below 100 req/s a figure keeps a decimal, below 10 two."""
+    from djbench.reports.words import rate
+
+    assert [rate(v) for v in (4781.4, 100.0, 52.34, 19.66, 9.871)] == [
+        "4,781",
+        "100",
+        "52.3",
+        "19.7",
+        "9.87",
+    ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from djbench.reports import threshold_words
 from djbench.reports.search_words import span
 from djbench.reports.sweep_words import sweep_lines, workers_text
-from djbench.reports.words import say
+from djbench.reports.words import rate, say
 from djbench.results.model import Notice
 from djbench.results.plan_model import PlanRecord
 from djbench.verdicts import rules, thresholds
@@ -112,9 +112,9 @@ def _yours(found: list[Versus], winner: Pair, run: Run) -> list[str]:
 def throughput(pair: Pair) -> str:
     rps = pair.median("rps") or 0.0
     interval = rps_interval(pair)
-    said = f"{rps:,.0f} req/s"
+    said = f"{rate(rps)} req/s"
     if interval is not None:
-        said += f" [{interval[0]:,.0f}-{interval[1]:,.0f}]"
+        said += f" [{rate(interval[0])}-{rate(interval[1])}]"
     else:
         said += " (one round: no interval)"
     if (p99 := pair.median("p99")) is not None:

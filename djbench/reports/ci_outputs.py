@@ -19,7 +19,7 @@ from djbench.reports import answer_words as answer
 from djbench.reports import threshold_words
 from djbench.reports.cost_output import matrix_cost_junit, matrix_cost_summary
 from djbench.reports.matrix_output import gate_lines, metric_text
-from djbench.reports.words import md_cell, say
+from djbench.reports.words import md_cell, rate, say
 from djbench.results.model import MatrixDocument
 from djbench.verdicts import thresholds
 from djbench.verdicts.answer import finding
@@ -86,7 +86,7 @@ def _pair_case(suite: ET.Element, run: Run, pair: Pair) -> bool:
     if found is None:
         rps = pair.median("rps") or 0.0
         bounds = rps_interval(pair)
-        said = f"{rps:,.0f} req/s" + (f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]" if bounds else "")
+        said = f"{rate(rps)} req/s" + (f" [{rate(bounds[0])}-{rate(bounds[1])}]" if bounds else "")
         ET.SubElement(case, "system-out").text = said
         return False
     why = say(found)
@@ -257,9 +257,9 @@ def summary_markdown(runs: list[Run]) -> str:
 
 def _summary_row(pair: Pair) -> str:
     rps, bounds = pair.median("rps"), rps_interval(pair)
-    figure = "" if rps is None else f"{rps:,.0f}"
+    figure = "" if rps is None else rate(rps)
     if bounds is not None:
-        figure += f" [{bounds[0]:,.0f}-{bounds[1]:,.0f}]"
+        figure += f" [{rate(bounds[0])}-{rate(bounds[1])}]"
     p99, pss = pair.median("p99"), pair.memory("pss_peak")
     status = (
         answer.finding_text(pair) if finding(pair) else "ok"

@@ -5,6 +5,7 @@ the HTML report's layout section repeats them."""
 
 from __future__ import annotations
 
+from djbench.reports.words import rate
 from djbench.verdicts import rules
 from djbench.verdicts.runs import Run
 
@@ -36,11 +37,10 @@ def sweep_lines(run: Run) -> list[str]:
     if swept.rounds >= rules.MIN_ROUNDS:
         by_label = {r.label: r for r in swept.rows}
         tied = [by_label[t] for t in swept.tied if t in by_label]
-        span = (
-            f" [{best.rps_low:,.0f}-{best.rps_high:,.0f}]" if best.rps_low and best.rps_high else ""
-        )
+        low, high = best.rps_low, best.rps_high
+        span = f" [{rate(low)}-{rate(high)}]" if low and high else ""
         figure = (
-            f"{best.rps or 0:,.0f} req/s{span}"
+            f"{rate(best.rps or 0)} req/s{span}"
             + (f", p99 {best.p99_ms:,.0f} ms" if best.p99_ms is not None else "")
             + f", raced over {swept.rounds} rounds"
         )
@@ -58,7 +58,7 @@ def sweep_lines(run: Run) -> list[str]:
             + (", ".join(workers_text(t.workers, t.threads) for t in tied) or "none")
         ]
     tried = "; ".join(
-        f"{workers_text(r.workers, r.threads)} {r.rps:,.0f} req/s"
+        f"{workers_text(r.workers, r.threads)} {rate(r.rps)} req/s"
         + (f" p99 {r.p99_ms:,.0f} ms" if r.p99_ms is not None else "")
         for r in sorted(swept.rows, key=lambda r: (r.workers, r.threads or 0))
         if r.rps is not None
