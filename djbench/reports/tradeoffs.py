@@ -15,7 +15,7 @@ from djbench.reports import charts
 from djbench.reports.answer_words import finding_text
 from djbench.reports.charts import Spot
 from djbench.reports.sections import Section
-from djbench.verdicts.ranking import CONFIDENCE, efficient, unfit
+from djbench.verdicts.ranking import CONFIDENCE, efficient, rps_interval, unfit
 from djbench.verdicts.runs import Pair, Run
 from djbench.verdicts.thresholds import t_interval
 
@@ -35,7 +35,7 @@ def _spot(pair: Pair, metric: str) -> Spot | None:
     return Spot(
         statistics.median(xs),
         statistics.median(ys),
-        t_interval(xs, CONFIDENCE),
+        rps_interval(pair, CONFIDENCE),
         t_interval(ys, CONFIDENCE),
     )
 

@@ -36,7 +36,7 @@ from djbench.run.roundplan import Plan
 from djbench.run.runner import run_benchmark
 from djbench.run.selection import deployment as at_layout
 from djbench.verdicts import rules
-from djbench.verdicts.ranking import rank
+from djbench.verdicts.ranking import rank, rps_interval
 from djbench.verdicts.runs import Pair
 from djbench.verdicts.thresholds import t_interval
 
@@ -224,7 +224,7 @@ def _judge(
 
 def _in_rounds(top: Pair) -> LayoutRow:
     """The layout the rounds ran: its rounds' medians and interval."""
-    span = t_interval(top.series("rps"))
+    span = rps_interval(top)
     return LayoutRow(
         label=top.label,
         workers=top.entry.workers or 1,
@@ -244,11 +244,13 @@ def _row(d: Deployment, results: list[PairResult]) -> LayoutRow:
     if entry is None:
         return row
     row.status = entry.status
-    rps = [t.rps for t in entry.trials if t.valid]
-    p99 = [t.latency_ms.p99 for t in entry.trials if t.valid and t.latency_ms.p99 is not None]
+    valid = [t for t in entry.trials if t.valid]
+    rps = [t.rps for t in valid]
+    p99 = [t.latency_ms.p99 for t in valid if t.latency_ms.p99 is not None]
     row.rps = statistics.median(rps) if rps else None
     row.p99_ms = statistics.median(p99) if p99 else None
     row.rounds = len(rps)
-    if (span := t_interval(rps)) is not None:
+    steps = [1 / t.duration_s if t.duration_s else 0.0 for t in valid]
+    if (span := t_interval(rps, steps=steps)) is not None:
         row.rps_low, row.rps_high = span
     return row

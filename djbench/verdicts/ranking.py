@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from djbench.results.model import Notice
 from djbench.verdicts.engine import blocks, decide
-from djbench.verdicts.runs import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.verdicts.runs import UNDERSERVED, UNSTABLE, Pair, Run, summarise, trial_value
 from djbench.verdicts.thresholds import t_interval
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
@@ -232,8 +232,14 @@ def flagged(run: Run) -> dict[str, Notice]:
 def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
     """A t-interval of the pair's typical req/s (geometric mean over its valid trials,
     on the log scale, as the engine's ratios): few rounds give a wide interval, as they
-    should. None below two trials."""
-    return t_interval(pair.series("rps"), confidence)
+    should; never narrower than one answer per window leaves unknown. None below two
+    trials."""
+    trials = [t for t in pair.valid_trials if trial_value(t, "rps") is not None]
+    return t_interval(
+        [trial_value(t, "rps") or 0.0 for t in trials],
+        confidence,
+        [1 / t.duration_s if t.duration_s else 0.0 for t in trials],
+    )
 
 
 def compared(run: Run, pair: Pair) -> bool:

@@ -47,16 +47,24 @@ class Check:
 
 
 def t_interval(
-    values: Sequence[float], confidence: float = CONFIDENCE
+    values: Sequence[float],
+    confidence: float = CONFIDENCE,
+    steps: Sequence[float] | None = None,
 ) -> tuple[float, float] | None:
     """A t-interval of the typical value (geometric mean, log scale); None below two
-    positive values."""
-    logs = [math.log(v) for v in values if v > 0]
+    positive values. `steps`: each value's resolution (a windowed rate moves by one
+    answer over the window: 1 / its seconds). The spread is never taken below what
+    that resolution leaves unknown (a rounding's sd, step / sqrt(12), on the log
+    scale): two 1 s windows of a 100 ms page that both counted 10 answers gave an
+    interval of no width, [10-10]."""
+    kept = [(v, s) for v, s in zip(values, steps or [0.0] * len(values), strict=True) if v > 0]
+    logs = [math.log(v) for v, _ in kept]
     n = len(logs)
     if n < 2:
         return None
     mean = sum(logs) / n
     sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    sd = max(sd, math.sqrt(sum((s / v) ** 2 for v, s in kept) / n / 12))
     from scipy import stats as scipy_stats  # here, not at import: runbench --help
 
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
