@@ -295,8 +295,8 @@ def test_a_raced_layout_sweep_is_said_with_its_interval_and_ties(tmp_path: Path)
 
 def test_a_slow_page_s_interval_keeps_the_digits_that_tell_its_ends_apart() -> None:
     """The six-page startproject site's answer printed "20 req/s [20-20]" for an interval
-    of 19.7-20.4: below 100 req/s a figure keeps a decimal, below 10 two."""
-    from djbench.reports.words import rate
+    of 19.86-20.12: below 100 req/s a figure keeps a decimal, below 10 two."""
+    from djbench.reports.figures import rate
 
     assert [rate(v) for v in (4781.4, 100.0, 52.34, 19.66, 9.871)] == [
         "4,781",

@@ -13,9 +13,10 @@ ties is djbench.reports.ranking's rule, the guide's own.
 from __future__ import annotations
 
 from djbench.reports import threshold_words
+from djbench.reports.figures import rate
 from djbench.reports.search_words import span
 from djbench.reports.sweep_words import sweep_lines, workers_text
-from djbench.reports.words import rate, say
+from djbench.reports.words import say
 from djbench.results.model import Notice
 from djbench.results.plan_model import PlanRecord
 from djbench.verdicts import rules, thresholds

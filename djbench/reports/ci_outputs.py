@@ -18,8 +18,9 @@ from typing import Any
 from djbench.reports import answer_words as answer
 from djbench.reports import threshold_words
 from djbench.reports.cost_output import matrix_cost_junit, matrix_cost_summary
+from djbench.reports.figures import rate
 from djbench.reports.matrix_output import gate_lines, metric_text
-from djbench.reports.words import md_cell, rate, say
+from djbench.reports.words import md_cell, say
 from djbench.results.model import MatrixDocument
 from djbench.verdicts import thresholds
 from djbench.verdicts.answer import finding

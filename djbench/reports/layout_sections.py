@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
-from djbench.reports.sections import Section, number
+from djbench.reports.figures import number
+from djbench.reports.sections import Section
 from djbench.reports.sweep_words import sweep_lines, windows_each
 from djbench.verdicts import rules
 from djbench.verdicts.runs import Run

@@ -8,8 +8,9 @@ from __future__ import annotations
 from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
+from djbench.reports.figures import number
 from djbench.reports.held_words import growth_text, restarts_text
-from djbench.reports.sections import Section, label_of, number, row_name
+from djbench.reports.sections import Section, label_of, row_name
 from djbench.verdicts.runs import Run
 
 

@@ -7,7 +7,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from djbench.reports.sections import Section, number
+from djbench.reports.figures import number
+from djbench.reports.sections import Section
 from djbench.reports.words import pair_name
 from djbench.results.model import RunDocument
 from djbench.verdicts.mixes import MixPair, best_p99, mix_pairs

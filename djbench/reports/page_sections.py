@@ -11,7 +11,8 @@ from django.utils.safestring import mark_safe
 
 from djbench.reports import answer_words as answer
 from djbench.reports import charts
-from djbench.reports.sections import Section, label_of, number, row_name
+from djbench.reports.figures import number
+from djbench.reports.sections import Section, label_of, row_name
 from djbench.reports.words import broadcast_text, say
 from djbench.verdicts.ranking import rps_interval, unfit
 from djbench.verdicts.runs import Pair, Run, broadcast_rates, failures

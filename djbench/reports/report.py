@@ -11,6 +11,7 @@ from django.utils.safestring import mark_safe
 from djbench.reports import answer_words as answer
 from djbench.reports import charts, cost_output
 from djbench.reports.decisions import decision_section, not_recommended_section
+from djbench.reports.figures import number
 from djbench.reports.held_words import exceptions_text
 from djbench.reports.hop_words import hop_advice, hop_causes
 from djbench.reports.layout_sections import layout_sections
@@ -19,7 +20,7 @@ from djbench.reports.mix_output import mix_sections
 from djbench.reports.page_sections import latency_sections, scenario_sections
 from djbench.reports.resource_sections import efficiency_section, held_section, memory_section
 from djbench.reports.search_sections import capacity_sections, sweep_sections
-from djbench.reports.sections import Section, number
+from djbench.reports.sections import Section
 from djbench.reports.tradeoffs import answer_section, tradeoff_sections
 from djbench.reports.words import budget_text, md_cell, md_text, say
 from djbench.servers import caddy

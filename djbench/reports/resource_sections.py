@@ -8,8 +8,9 @@ from __future__ import annotations
 from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
+from djbench.reports.figures import number
 from djbench.reports.held_words import exceptions_text
-from djbench.reports.sections import Section, label_of, number, row_name
+from djbench.reports.sections import Section, label_of, row_name
 from djbench.reports.words import say, ws_short
 from djbench.verdicts.held import held
 from djbench.verdicts.ranking import unfit

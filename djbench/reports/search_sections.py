@@ -6,8 +6,9 @@ from __future__ import annotations
 from django.utils.safestring import mark_safe
 
 from djbench.reports import charts
+from djbench.reports.figures import number
 from djbench.reports.search_words import capacity_text, sweep_text
-from djbench.reports.sections import Section, label_of, number
+from djbench.reports.sections import Section, label_of
 from djbench.verdicts.runs import Run
 
 

@@ -22,10 +22,6 @@ class Section:
     preformatted: list[str] = field(default_factory=list)
 
 
-def number(value: float | None, digits: int = 0) -> str:
-    return "" if value is None else f"{value:,.{digits}f}"
-
-
 def label_of(pair: Pair, many_runs: bool) -> str:
     label = pair.label if pair.concurrency is None else f"{pair.label} c{pair.concurrency}"
     return f"{label} [{pair.run_tag}]" if many_runs else label

@@ -5,7 +5,7 @@ the HTML report's layout section repeats them."""
 
 from __future__ import annotations
 
-from djbench.reports.words import rate
+from djbench.reports.figures import rate
 from djbench.verdicts import rules
 from djbench.verdicts.runs import Run
 

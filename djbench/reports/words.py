@@ -20,15 +20,6 @@ from djbench.results.model import Notice, PairResult, PlanRecord, WsIdle, deploy
 from djbench.servers import SERVERS
 
 
-def rate(value: float) -> str:
-    """A req/s figure with the digits that tell its interval's ends apart: whole numbers
-    from 100 up, then one decimal, then two below 10 (a slow page's 20 req/s [19.7-20.4]
-    printed whole read as an interval of no width)."""
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.1f}" if value >= 10 else f"{value:.2f}"
-
-
 def _list(values: Any) -> str:
     return ", ".join(str(v) for v in values) if isinstance(values, list) else str(values)
 

@@ -38,7 +38,7 @@ from djbench.run.selection import deployment as at_layout
 from djbench.verdicts import rules
 from djbench.verdicts.ranking import rank, rps_interval
 from djbench.verdicts.runs import Pair
-from djbench.verdicts.thresholds import t_interval
+from djbench.verdicts.thresholds import rate_interval
 
 # A layout sweep is raced (every layout, the leader's own included, in whole rounds,
 # judged by the block design as the deployments are) when this many rounds of every
@@ -250,7 +250,6 @@ def _row(d: Deployment, results: list[PairResult]) -> LayoutRow:
     row.rps = statistics.median(rps) if rps else None
     row.p99_ms = statistics.median(p99) if p99 else None
     row.rounds = len(rps)
-    steps = [1 / t.duration_s if t.duration_s else 0.0 for t in valid]
-    if (span := t_interval(rps, steps=steps)) is not None:
+    if (span := rate_interval(valid)) is not None:
         row.rps_low, row.rps_high = span
     return row

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from djbench.results.model import Notice
 from djbench.verdicts.engine import blocks, decide
-from djbench.verdicts.runs import UNDERSERVED, UNSTABLE, Pair, Run, summarise, trial_value
-from djbench.verdicts.thresholds import t_interval
+from djbench.verdicts.runs import UNDERSERVED, UNSTABLE, Pair, Run, summarise
+from djbench.verdicts.thresholds import rate_interval
 
 TIE_ALPHA = 0.05  # a pair is tied with the best unless the engine finds the best better
 CONFIDENCE = 0.95  # the interval printed beside a figure that decides
@@ -234,12 +234,7 @@ def rps_interval(pair: Pair, confidence: float = CONFIDENCE) -> tuple[float, flo
     on the log scale, as the engine's ratios): few rounds give a wide interval, as they
     should; never narrower than one answer per window leaves unknown. None below two
     trials."""
-    trials = [t for t in pair.valid_trials if trial_value(t, "rps") is not None]
-    return t_interval(
-        [trial_value(t, "rps") or 0.0 for t in trials],
-        confidence,
-        [1 / t.duration_s if t.duration_s else 0.0 for t in trials],
-    )
+    return rate_interval(pair.valid_trials, confidence)
 
 
 def compared(run: Run, pair: Pair) -> bool:

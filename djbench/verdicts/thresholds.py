@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from djbench.results.model import Capacity
+from djbench.results.model import Capacity, Trial
 from djbench.verdicts.runs import Pair, Run
 
 CONFIDENCE = 0.95
@@ -55,8 +55,8 @@ def t_interval(
     positive values. `steps`: each value's resolution (a windowed rate moves by one
     answer over the window: 1 / its seconds). The spread is never taken below what
     that resolution leaves unknown (a rounding's sd, step / sqrt(12), on the log
-    scale): two 1 s windows of a 100 ms page that both counted 10 answers gave an
-    interval of no width, [10-10]."""
+    scale): two 1 s windows of a 105 ms page that both counted 12 answers gave an
+    interval of no width, [12-12]."""
     kept = [(v, s) for v, s in zip(values, steps or [0.0] * len(values), strict=True) if v > 0]
     logs = [math.log(v) for v, _ in kept]
     n = len(logs)
@@ -69,6 +69,17 @@ def t_interval(
 
     half = float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return math.exp(mean - half), math.exp(mean + half)
+
+
+def rate_interval(
+    trials: Sequence[Trial], confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
+    """t_interval of the trials' req/s, each resolved to one answer over its window."""
+    return t_interval(
+        [t.rps for t in trials],
+        confidence,
+        [1 / t.duration_s if t.duration_s > 0 else 0.0 for t in trials],
+    )
 
 
 def wilson(failed: int, total: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
