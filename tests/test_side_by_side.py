@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import time
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection
 
 from djbench.launch.live import Deployment
 from djbench.launch.process import ServerError
@@ -39,13 +41,30 @@ def _plan(*names: str) -> Plan:
     )
 
 
-def test_rounds_after_the_first_only_and_never_with_a_fixed_port_or_one_deployment() -> None:
+def test_rounds_from_the_plan_s_first_and_never_with_a_fixed_port_or_one_deployment() -> None:
     plan = _plan("uwsgi", "uvicorn", "daphne")
     assert [side_by_side.possible(plan, r) for r in range(3)] == [False, True, True]
+    every = dataclasses.replace(plan, side_by_side_from=0)
+    assert [side_by_side.possible(every, r) for r in range(3)] == [True, True, True]
+    assert side_by_side.announced(every, False).startswith("; every round side by side")
+    assert side_by_side.announced(plan, False).startswith("; rounds after the first side by")
     assert not side_by_side.possible(dataclasses.replace(plan, side_by_side=False), 1)
     assert not side_by_side.possible(_plan("uwsgi"), 1)
     fixed = [dataclasses.replace(plan.deployments[0], port=8123), *plan.deployments[1:]]
     assert not side_by_side.possible(dataclasses.replace(plan, deployments=fixed), 1)
+
+
+def test_round_1_too_unless_it_must_learn_what_the_grouping_needs() -> None:
+    """On SQLite nothing is shared between the servers' connections, so round 1 goes side
+    by side; on a database whose connection limit they share, which deployment holds
+    connections is learned from round 1's own windows (back to back); an idle WebSocket
+    hold is read alone, in round 1."""
+    http = [_scenario("a")]
+    ws = [*http, dataclasses.replace(_scenario("w"), kind="websocket")]
+    shared = connection.vendor != "sqlite"
+    assert side_by_side.first_round(http, 1000) == (1 if shared else 0)
+    assert side_by_side.first_round(ws, 1000) == 1
+    assert side_by_side.first_round(ws, 0) == (1 if shared else 0)
 
 
 def test_a_deployment_holding_database_connections_runs_alone_the_rest_in_one_group() -> None:
@@ -142,3 +161,42 @@ def test_a_deployment_that_dies_in_a_group_is_failed_and_stopped_the_others_go_o
     assert failed == [("uvicorn", "uvicorn: address in use"), ("daphne", "daphne died")]
     assert len(windows) == 6 and all(w.startswith("uwsgi ") for w in windows)
     assert sorted(stopped) == ["daphne", "uwsgi"]  # each started one stopped, once
+
+
+def test_no_window_of_a_group_starts_that_would_end_after_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A budget spent inside a side-by-side round: the windows that would end past it
+    are not started (the deployments they leave short are the budget's to record); every
+    deployment started is stopped."""
+    from djbench.run import lifetime
+
+    plan = _plan("uwsgi", "uvicorn")  # 1 s warm-up + 1 s windows
+    clock = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    stopped: list[str] = []
+    windows: list[str] = []
+
+    def begin(bench: object, deployment: Deployment, round_index: int) -> object:
+        stack = contextlib.ExitStack()
+        stack.callback(stopped.append, deployment.label)
+        return SimpleNamespace(deployment=deployment, stack=stack, record=SimpleNamespace())
+
+    def window(bench: object, life: SimpleNamespace, scenario: Scenario, c: int) -> None:
+        windows.append(life.deployment.label)
+        clock[0] += 2.5
+
+    monkeypatch.setattr(lifetime, "begin", begin)
+    monkeypatch.setattr(lifetime, "window", window)
+    monkeypatch.setattr(lifetime, "end", lambda bench, life: life.stack.close())
+    items = plan.items({"a", "b", "c"})  # 6 windows each, 12 in all
+    side_by_side.run_group(
+        SimpleNamespace(plan=plan),  # type: ignore[arg-type]
+        [(d, items) for d in plan.deployments],
+        0,
+        lambda d, why: None,
+        stop_at=1000.0 + 10.0,
+    )
+    # Starts at 0, 2.5, 5 and 7.5 s; at 10 s the next would end at 12: not started.
+    assert len(windows) == 4
+    assert sorted(stopped) == ["uvicorn", "uwsgi"]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import connections
 
 _NAME = "conn_max_age"
 
@@ -32,6 +33,13 @@ def conn_max_age(alias: str = "default") -> tuple[bool, Any]:
     value = db.get("CONN_MAX_AGE", 0)
     options: dict[str, Any] = db.get("OPTIONS") or {}
     return (value is None or value > 0) and not options.get("pool"), value
+
+
+def connection_limit_shared(alias: str = "default") -> bool:
+    """Whether the servers of one run draw on one limit of database connections (a
+    database server counts its clients: PostgreSQL, MySQL); False for SQLite, a file
+    each server process opens for itself."""
+    return str(connections[alias].vendor) != "sqlite"
 
 
 def pooled(alias: str = "default") -> bool:

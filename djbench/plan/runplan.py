@@ -121,8 +121,8 @@ class RunOptions(BaseModel):
     # then written back here (concurrency, duration, request_timeout) for --resume.
     fit: bool = False
     request_timeout: float | None = None  # None: djbench.plan.fitting.request_timeout
-    # --pairing: the rounds after the first with their deployments alive side by side,
-    # windows alternated page by page (djbench.run.side_by_side), or back to back.
+    # --pairing: rounds with their deployments alive side by side, windows alternated
+    # page by page (djbench.run.side_by_side: which rounds), or back to back.
     pairing: Literal["alternate", "sequential"] = "alternate"
 
     def variants(self) -> list[tuple[tuple[str, str], ...]]:

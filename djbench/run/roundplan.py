@@ -30,9 +30,11 @@ class Plan:
     # A race round (run/budget.py): each deployment only its (scenario, concurrency)
     # items still open, not every item of the plan.
     only: dict[str, frozenset[tuple[str, int]]] | None = None
-    # --pairing alternate: rounds after the first keep their deployments alive side by
-    # side and alternate their windows (djbench.run.side_by_side); False: back to back.
+    # --pairing alternate: rounds from `side_by_side_from` on keep their deployments
+    # alive side by side and alternate their windows (djbench.run.side_by_side: 0 when
+    # the first round may, side_by_side.first_round); False: back to back.
     side_by_side: bool = False
+    side_by_side_from: int = 1
 
     def items(self, allowed: set[str], label: str | None = None) -> list[tuple[Scenario, int]]:
         found = [(s, c) for s in self.scenarios if s.name in allowed for c in self.concurrency]

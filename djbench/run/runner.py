@@ -1,6 +1,8 @@
 """The plain run's rounds: each deployment started (shuffled each round), its verify
 gate run once in a lifetime of its own, its scenarios loaded in a counterbalanced order,
-stopped; a server that dies is a recorded finding and the round goes on."""
+stopped, back to back or side by side (djbench.run.side_by_side: every deployment of
+the round gated first, then all started); a server that dies is a recorded finding and
+the round goes on."""
 
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def run_benchmark(
         for unit in side_by_side.units(order, alone) if together else [[d] for d in order]:
             if stop_at is not None and time.monotonic() + len(unit) * pace.usual() >= stop_at:
                 return begun
-            _run_unit(bench, unit, round_index, gates, pace)
+            _run_unit(bench, unit, round_index, gates, pace, stop_at)
     return begun
 
 
@@ -81,10 +83,12 @@ def _run_unit(
     round_index: int,
     gates: dict[str, dict[str, GateVerdict]],
     pace: _Pace,
+    stop_at: float | None = None,
 ) -> None:
-    """One deployment's lifetime, or a group's side by side; their time kept in `pace`,
-    and the progress bar's slots they did not run (incompatible, failed, already done)
-    counted done (trials advanced it one by one)."""
+    """One deployment's lifetime, or a group's side by side (no window of it starting
+    that would end after `stop_at`); their time kept in `pace`, and the progress bar's
+    slots they did not run (incompatible, failed, already done, cut) counted done
+    (trials advanced it one by one)."""
     plan, recorder, progress = bench.plan, bench.recorder, bench.progress
     before = {d.label: recorder.trials_in_round(d, round_index) for d in unit}
     work = [(d, _pending(plan, recorder, d, round_index, gates)) for d in unit]
@@ -104,8 +108,8 @@ def _run_unit(
             except ServerError as exc:
                 failed(deployment, str(exc))
         else:
-            gated, gate_s = _gated_first(bench, work, gates, failed)
-            side_by_side.run_group(bench, gated, round_index, failed)
+            gated, gate_s = _gated_first(bench, work, gates, failed, stop_at)
+            side_by_side.run_group(bench, gated, round_index, failed, stop_at)
         each = (time.monotonic() - began) / len(work)
         pace.lasted += [each] * len(work)
         pace.timed += [each - gate_s / len(work)] * len(work)
@@ -120,11 +124,15 @@ def _gated_first(
     work: list[tuple[Deployment, list[tuple[Scenario, int]]]],
     gates: dict[str, dict[str, GateVerdict]],
     failed: Callable[[Deployment, str], None],
+    stop_at: float | None = None,
 ) -> tuple[list[tuple[Deployment, list[tuple[Scenario, int]]]], float]:
-    """A side-by-side group's deployments without a gate yet (a round 1 the budget cut)
-    gated first, each alone; what passed, and the seconds the gates took."""
+    """A side-by-side group's deployments without a gate yet (round 1, or a round 1 the
+    budget cut) gated first, each alone; what passed, and the seconds the gates took. A
+    gate starts only before `stop_at`: those left ungated are left out of the round."""
     passed, seconds = [], 0.0
     for deployment, items in work:
+        if stop_at is not None and deployment.label not in gates and time.monotonic() >= stop_at:
+            continue
         try:
             items, took = _gated(bench, deployment, items, gates)
         except ServerError as exc:

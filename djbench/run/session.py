@@ -150,6 +150,7 @@ def planned(
         ws_idle=opts.ws_idle,
         seed=opts.seed,
         side_by_side=opts.pairing == "alternate",
+        side_by_side_from=side_by_side.first_round(chosen, opts.ws_idle),
     )
     refused = variants.refused_entries(not_run, chosen, list(plan.concurrency), refused_why, driver)
     return plan, refused

@@ -9,9 +9,20 @@ the turns are a loop. What stays as it was: every deployment a fresh lifetime pe
 (process-level luck sampled, not trusted: loadtests/lifetime_luck.py), its idle and after
 readings of its own process tree, its pages in the round's counterbalanced order.
 
+Round 1 too, when nothing it would learn is needed to group its deployments
+(`first_round`): every deployment's verify gate runs first, each in a lifetime of its
+own (runner._gated_first), then the group. Its noise counts twice: the look after round
+2 judges rounds 1-2 on their pooled error, and a default run's movies-sync read a
+block-design residual of 0.168 per round's log-ratio over rounds 1-3 (round 1 back to
+back) against 0.061 over rounds 2-3 (2026-12-07 20:34, a noisy half hour; a day before,
+rounds 1-2 against rounds 2-3: 0.134 against 0.100), and one deployment of 13 left the
+race after round 2.
+
 Not side by side, back to back as before (djbench.run.runner):
-- round 1: each deployment's verify gate is a lifetime of its own there, and its idle
-  WebSocket hold (--ws-idle) is read alone;
+- round 1, when it must learn what the grouping needs: on a database whose connection
+  limit the servers share (PostgreSQL, MySQL), which deployment holds connections after
+  its load (below) is read off its own round-1 windows; and a deployment's idle
+  WebSocket hold (--ws-idle) is read alone in its round-1 lifetime;
 - a deployment on a fixed port (--port), or a running target (--target): nothing to
   start beside another;
 - a plan of one deployment;
@@ -30,10 +41,12 @@ spins would slow its neighbours' windows and not its own, and that figure says s
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Collection, Iterable
 
 from djbench.launch.live import Deployment
 from djbench.launch.process import ServerError
+from djbench.plan import dbsettings
 from djbench.plan.scenarios import Scenario
 from djbench.results.model import PairResult
 from djbench.run import lifetime
@@ -43,11 +56,18 @@ from djbench.run.roundplan import Plan, scenario_order
 Items = list[tuple[Scenario, int]]
 
 
+def first_round(scenarios: Iterable[Scenario], ws_idle: int) -> int:
+    """The first round that may go side by side: 0 (round 1) unless round 1 must learn
+    what grouping needs (the module's docstring), else 1."""
+    reads_ws_idle = ws_idle > 0 and any(s.kind == "websocket" for s in scenarios)
+    return 1 if reads_ws_idle or dbsettings.connection_limit_shared() else 0
+
+
 def possible(plan: Plan, round_index: int) -> bool:
     """Whether this round of `plan` puts its deployments side by side."""
     return (
         plan.side_by_side
-        and round_index > 0
+        and round_index >= plan.side_by_side_from
         and len(plan.deployments) > 1
         and all(d.port is None and d.target is None for d in plan.deployments)
     )
@@ -57,6 +77,8 @@ def announced(plan: Plan, budget: bool) -> str:
     """The run line's words for how its rounds are paired, when it has several."""
     if (plan.trials < 2 and not budget) or len(plan.deployments) < 2:
         return ""
+    if possible(plan, 0):
+        return "; every round side by side, their windows taking turns page by page"
     if possible(plan, 1):
         return "; rounds after the first side by side, their windows taking turns page by page"
     why = "--pairing sequential" if not plan.side_by_side else "a fixed port or a target"
@@ -111,10 +133,13 @@ def run_group(
     group: list[tuple[Deployment, Items]],
     round_index: int,
     failed: Callable[[Deployment, str], None],
+    stop_at: float | None = None,
 ) -> None:
     """Start the group's deployments one after another (each read idle before the next
     starts), run their windows in turns, stop them. A deployment that cannot start or
-    dies under load is `failed` and stopped; the others go on."""
+    dies under load is `failed` and stopped; the others go on. No window starts that
+    would not end by `stop_at` (time.monotonic(); a budget spent inside round 1: the
+    deployments it left short are recorded by djbench.run.budget)."""
     lives: dict[str, lifetime.Lifetime] = {}
     try:
         for deployment, _ in group:
@@ -125,7 +150,11 @@ def run_group(
         alive = [(d, items) for d, items in group if d.label in lives]
         for label, started in lives.items():
             started.record.beside = sorted(set(lives) - {label})
+        settings = bench.plan.settings
+        last_start = (stop_at or float("inf")) - settings.warmup - settings.duration
         for deployment, scenario, concurrency in turns(bench.plan.seed, round_index, alive):
+            if time.monotonic() >= last_start:
+                break
             if deployment.label not in lives:  # died at an earlier turn
                 continue
             try:

@@ -224,9 +224,11 @@ LOAD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "pairing",
         "how a round puts its deployments (a matrix: its cells) side by side: alternate "
-        "(after the first round, alive at once, their windows taking turns page by page, "
-        "seconds apart, but a server that keeps database connections open after its load "
-        "alone; the default) or sequential (each one's part of the round back to back)",
+        "(alive at once, their windows taking turns page by page, seconds apart: a plain "
+        "run's every round on SQLite, its rounds after the first on a database whose "
+        "connection limit the servers share or with --ws-idle, a matrix's after the first; "
+        "a server that keeps database connections open after its load alone; the "
+        "default) or sequential (each one's part of the round back to back)",
         LOAD,
         frozenset({"rounds", "matrix"}),
         metavar="HOW",
