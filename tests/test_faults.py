@@ -28,8 +28,11 @@ pytestmark = pytest.mark.servers
 SHORT = ["--no-setup", "--duration", "0.6", "--warmup", "0.2", "--ws-idle", "0", "--no-color"]
 
 
+_STARTED: list[subprocess.Popen[str]] = []
+
+
 def runbench(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "manage.py", "runbench", *SHORT, *args],
         cwd=ROOT,
         env={**os.environ, **(env or {})},
@@ -37,6 +40,24 @@ def runbench(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[
         stderr=subprocess.PIPE,
         text=True,
     )
+    _STARTED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _stopped_after_the_test() -> Iterator[None]:
+    """A test that fails before its run ended leaves nothing running: the runbench it
+    started is sent SIGTERM (it stops its own servers), killed if it does not end."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 def results(folder: Path) -> dict[str, Any] | None:
@@ -58,6 +79,25 @@ def driving(seen: dict[int, psutil.Process]) -> bool:
         with contextlib.suppress(psutil.Error):
             if "djbench.measure.drivers.loadgen" in proc.cmdline() and proc.is_running():
                 return True
+    return False
+
+
+def driven_port(seen: dict[int, psutil.Process]) -> int | None:
+    """The port the running load driver loads (its --port)."""
+    for proc in seen.values():
+        with contextlib.suppress(psutil.Error):
+            argv = proc.cmdline()
+            if "djbench.measure.drivers.loadgen" in argv and proc.is_running():
+                return int(argv[argv.index("--port") + 1])
+    return None
+
+
+def listens_on(proc: psutil.Process, port: int | None) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return any(
+            c.laddr.port == port and c.status == psutil.CONN_LISTEN
+            for c in proc.net_connections(kind="tcp")
+        )
     return False
 
 
@@ -192,9 +232,12 @@ def test_a_master_killed_mid_trial_fails_that_server_and_the_run_goes_on(
         for p in server_processes(seen, "gunicorn") + server_processes(seen, "uvicorn")
         if p.ppid() == proc.pid
     ]
-    assert len(masters) == 1, masters
-    killed = "gunicorn-sync" if "gunicorn" in " ".join(masters[0].cmdline()) else "uvicorn"
-    masters[0].send_signal(signal.SIGKILL)
+    # Round 1 side by side (SQLite): both servers alive, one loaded. The master killed is
+    # the one listening on the port the driver loads.
+    loaded = [p for p in masters if listens_on(p, driven_port(seen))]
+    assert len(loaded) == 1, masters
+    killed = "gunicorn-sync" if "gunicorn" in " ".join(loaded[0].cmdline()) else "uvicorn"
+    loaded[0].send_signal(signal.SIGKILL)
     seen.update(watch_children(proc.pid, until=lambda _: False, timeout=0.5))
     out, err = finish(proc, seen)
     assert census("a server's master SIGKILLed mid-trial", mark, during) == 0
